@@ -1,0 +1,44 @@
+import type { ChainAPort } from './port.ts'
+import { chainAConfig, devnetConfig, type ChainAConfig } from './config.ts'
+import { BlockfrostAdapter } from './blockfrost.ts'
+import { ChainADevnet } from './devnet/index.ts'
+
+/**
+ * The one way services reach chain A. The upstream is always spoken to through the Blockfrost
+ * adapter: hosted Blockfrost in production, the embedded devnet (a real local chain with a
+ * Blockfrost-compatible API) in development and tests, or any compatible server via BLOCKFROST_URL.
+ */
+
+let port: ChainAPort | undefined
+let devnet: ChainADevnet | undefined
+
+/** Starts the embedded devnet when configured (development, tests) and not pointed elsewhere. */
+export async function startEmbeddedChainA(): Promise<ChainADevnet | undefined> {
+  const config = chainAConfig()
+  if (!config.devnet || config.url || devnet) return devnet
+  devnet = await ChainADevnet.start({ ...devnetConfig(), port: 0 })
+  port = undefined
+  return devnet
+}
+
+export async function stopEmbeddedChainA(): Promise<void> {
+  const running = devnet
+  devnet = undefined
+  port = undefined
+  await running?.stop()
+}
+
+export function embeddedDevnet(): ChainADevnet | undefined {
+  return devnet
+}
+
+export function chainAUpstreamConfig(): ChainAConfig {
+  const config = chainAConfig()
+  if (devnet) return { ...config, url: devnet.url, network: 'devnet' }
+  return config
+}
+
+export function chainA(): ChainAPort {
+  if (!port) port = new BlockfrostAdapter(chainAUpstreamConfig())
+  return port
+}

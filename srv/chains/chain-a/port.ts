@@ -1,0 +1,268 @@
+/**
+ * The chain-A port: what the services need from chain A (Cardano), independent of the upstream.
+ *
+ * Conventions:
+ * - Amounts of lovelace and asset quantities are integer strings (they exceed 2^53).
+ * - Times are unix seconds; hashes are lowercase hex; addresses and ids are bech32.
+ * - A read that finds nothing answers `null` (or an empty list for collections); upstream
+ *   failures throw an ApiError (UPSTREAM_UNAVAILABLE 503, UPSTREAM_RATE_LIMITED 429, ...).
+ */
+
+/** A native asset amount; `unit` is policy id (56 hex) + asset name (0-64 hex). Never 'lovelace'. */
+export interface AssetQuantity {
+  unit: string
+  quantity: string
+}
+
+export interface ChainBlock {
+  hash: string
+  height: number
+  slot: number
+  epoch: number
+  epochSlot: number
+  time: number
+  slotLeader: string
+  size: number
+  txCount: number
+  output: string | null
+  fees: string | null
+  previousBlock: string | null
+  confirmations: number
+}
+
+export interface ChainEpoch {
+  epoch: number
+  startTime: number
+  endTime: number
+  firstBlockTime: number
+  lastBlockTime: number
+  blockCount: number
+  txCount: number
+  output: string
+  fees: string
+  activeStake: string | null
+}
+
+export interface ChainProtocolParameters {
+  epoch: number
+  minFeeA: number
+  minFeeB: number
+  maxBlockSize: number
+  maxTxSize: number
+  maxBlockHeaderSize: number
+  keyDeposit: string
+  poolDeposit: string
+  eMax: number
+  nOpt: number
+  a0: number
+  rho: number
+  tau: number
+  protocolMajorVer: number
+  protocolMinorVer: number
+  minPoolCost: string
+  coinsPerUtxoSize: string
+  priceMem: number | null
+  priceStep: number | null
+  maxTxExMem: string | null
+  maxTxExSteps: string | null
+  maxBlockExMem: string | null
+  maxBlockExSteps: string | null
+  maxValSize: string | null
+  collateralPercent: number | null
+  maxCollateralInputs: number | null
+  govActionDeposit: string | null
+  drepDeposit: string | null
+  minFeeRefScriptCostPerByte: number | null
+  /** Cost models as a JSON string (language name -> array or map of costs). */
+  costModels: string | null
+}
+
+export interface ChainTxInput {
+  address: string
+  txHash: string
+  outputIndex: number
+  lovelace: string
+  assets: AssetQuantity[]
+  dataHash: string | null
+  inlineDatum: string | null
+  referenceScriptHash: string | null
+  collateral: boolean
+  reference: boolean
+}
+
+export interface ChainTxOutput {
+  address: string
+  outputIndex: number
+  lovelace: string
+  assets: AssetQuantity[]
+  dataHash: string | null
+  inlineDatum: string | null
+  referenceScriptHash: string | null
+  collateral: boolean
+  /** Hash of the transaction that spent this output, when the upstream knows it. */
+  consumedBy: string | null
+}
+
+export interface ChainTxMetadata {
+  /** Metadata label as a decimal string (labels are unsigned 64-bit). */
+  label: string
+  /** The label's value as JSON text. */
+  json: string
+}
+
+export interface ChainTransaction {
+  hash: string
+  blockHash: string
+  blockHeight: number
+  blockTime: number
+  slot: number
+  index: number
+  fee: string
+  deposit: string
+  size: number
+  invalidBefore: string | null
+  invalidHereafter: string | null
+  validContract: boolean
+  inputs: ChainTxInput[]
+  outputs: ChainTxOutput[]
+  metadata: ChainTxMetadata[]
+  assetMintOrBurnCount: number
+  withdrawalCount: number
+  delegationCount: number
+  stakeCertCount: number
+  poolUpdateCount: number
+  redeemerCount: number
+}
+
+export interface ChainAddress {
+  address: string
+  stakeAddress: string | null
+  /** 'byron' or 'shelley' as the upstream reports it. */
+  era: string
+  script: boolean
+  lovelace: string
+  assets: AssetQuantity[]
+}
+
+export interface ChainUtxo {
+  address: string
+  txHash: string
+  outputIndex: number
+  lovelace: string
+  assets: AssetQuantity[]
+  blockHash: string
+  dataHash: string | null
+  inlineDatum: string | null
+  referenceScriptHash: string | null
+}
+
+export interface ChainAddressTransaction {
+  txHash: string
+  txIndex: number
+  blockHeight: number
+  blockTime: number
+}
+
+export interface ChainAccount {
+  stakeAddress: string
+  active: boolean
+  activeEpoch: number | null
+  controlledAmount: string
+  rewardsSum: string
+  withdrawalsSum: string
+  reservesSum: string
+  treasurySum: string
+  withdrawableAmount: string
+  poolId: string | null
+  drepId: string | null
+}
+
+export interface ChainPool {
+  poolId: string
+  hex: string
+  vrfKey: string
+  blocksMinted: number
+  blocksEpoch: number
+  liveStake: string
+  liveSize: number
+  liveSaturation: number
+  liveDelegators: number
+  activeStake: string
+  activeSize: number
+  declaredPledge: string
+  livePledge: string
+  marginCost: number
+  fixedCost: string
+  rewardAccount: string
+  owners: string[]
+  retiring: boolean
+  ticker: string | null
+  name: string | null
+  homepage: string | null
+  description: string | null
+}
+
+export interface ChainDrep {
+  drepId: string
+  hex: string
+  amount: string
+  hasScript: boolean
+  retired: boolean
+  expired: boolean
+  lastActiveEpoch: number | null
+}
+
+export interface ChainAssetHistoryEntry {
+  txHash: string
+  action: 'minted' | 'burned'
+  amount: string
+}
+
+export interface ChainNetwork {
+  maxSupply: string
+  totalSupply: string
+  circulatingSupply: string
+  lockedSupply: string
+  treasurySupply: string
+  reservesSupply: string
+  liveStake: string
+  activeStake: string
+}
+
+export interface ChainGenesis {
+  activeSlotsCoefficient: number
+  updateQuorum: number
+  maxLovelaceSupply: string
+  networkMagic: number
+  epochLength: number
+  systemStart: number
+  slotsPerKesPeriod: number
+  slotLength: number
+  maxKesEvolutions: number
+  securityParam: number
+}
+
+export interface ChainAPort {
+  /** Network name this port talks to: 'preprod', 'preview', 'mainnet' or 'devnet'. */
+  readonly networkName: string
+  tip(): Promise<ChainBlock>
+  block(hashOrHeight: string | number): Promise<ChainBlock | null>
+  epoch(epoch: number): Promise<ChainEpoch | null>
+  latestEpoch(): Promise<ChainEpoch>
+  protocolParameters(epoch?: number): Promise<ChainProtocolParameters | null>
+  /** A transaction with its inputs, outputs and metadata. */
+  transaction(hash: string): Promise<ChainTransaction | null>
+  address(address: string): Promise<ChainAddress | null>
+  /** Every unspent output at the address (all pages). */
+  addressUtxos(address: string): Promise<ChainUtxo[]>
+  /** The address's transactions, newest first, at most `limit`. */
+  addressTransactions(address: string, limit: number): Promise<ChainAddressTransaction[]>
+  assetHistory(unit: string, limit: number): Promise<ChainAssetHistoryEntry[] | null>
+  account(stakeAddress: string): Promise<ChainAccount | null>
+  pool(poolId: string): Promise<ChainPool | null>
+  drep(drepId: string): Promise<ChainDrep | null>
+  network(): Promise<ChainNetwork>
+  genesis(): Promise<ChainGenesis>
+  /** Submits a signed transaction (CBOR bytes); answers its hash. */
+  submit(cbor: Uint8Array): Promise<string>
+}
