@@ -1,0 +1,83 @@
+import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import { GENESIS } from './params.ts'
+import type { Credential } from './types.ts'
+
+/** Address and credential conversions between CSL objects and the ledger's plain strings. */
+
+export function credentialOf(credential: CSL.Credential): Credential {
+  const key = credential.to_keyhash()
+  return key ? { type: 'key', hash: key.to_hex() } : { type: 'script', hash: credential.to_scripthash()!.to_hex() }
+}
+
+export function toCslCredential(credential: Credential): CSL.Credential {
+  return credential.type === 'key'
+    ? CSL.Credential.from_keyhash(CSL.Ed25519KeyHash.from_hex(credential.hash))
+    : CSL.Credential.from_scripthash(CSL.ScriptHash.from_hex(credential.hash))
+}
+
+export const stakeAddressOf = (credential: CSL.Credential) =>
+  CSL.RewardAddress.new(GENESIS.networkId, credential).to_address().to_bech32()
+
+export const stakeAddressOfKey = (key: CSL.PrivateKey) =>
+  stakeAddressOf(CSL.Credential.from_keyhash(key.to_public().hash()))
+
+export function baseAddress(payment: CSL.PrivateKey, stake: CSL.PrivateKey): string {
+  return CSL.BaseAddress.new(
+    GENESIS.networkId,
+    CSL.Credential.from_keyhash(payment.to_public().hash()),
+    CSL.Credential.from_keyhash(stake.to_public().hash()),
+  ).to_address().to_bech32()
+}
+
+/** Text form of an address: bech32 for Shelley addresses, base58 for Byron ones. */
+export function addressText(address: CSL.Address): string {
+  const byron = CSL.ByronAddress.from_address(address)
+  return byron ? byron.to_base58() : address.to_bech32()
+}
+
+/** Parses an address in text form; undefined when malformed. */
+export function parseAddress(text: string): CSL.Address | undefined {
+  if (/^addr(_test)?1/.test(text)) return attempt(() => CSL.Address.from_bech32(text))
+  return attempt(() => (CSL.ByronAddress.is_valid(text) ? CSL.ByronAddress.from_base58(text).to_address() : undefined))
+}
+
+export function parseStakeAddress(text: string): CSL.RewardAddress | undefined {
+  return /^stake(_test)?1/.test(text) ? attempt(() => CSL.RewardAddress.from_address(CSL.Address.from_bech32(text))) : undefined
+}
+
+export const paymentCredentialOf = (address: CSL.Address): Credential | null => {
+  const credential = address.payment_cred()
+  return credential ? credentialOf(credential) : null
+}
+
+/** The reward address that a base address delegates its stake to, if any. */
+export function stakeAddressOfAddress(address: CSL.Address): string | null {
+  const base = CSL.BaseAddress.from_address(address)
+  return base ? stakeAddressOf(base.stake_cred()) : null
+}
+
+export const poolIdOf = (hex: string) => CSL.Ed25519KeyHash.from_hex(hex).to_bech32('pool')
+
+/** CIP-105 DRep id: bech32 'drep' over the 28-byte key hash. */
+export const drepIdOf = (hex: string) => CSL.Ed25519KeyHash.from_hex(hex).to_bech32('drep')
+
+/** The hex key hash of a pool id given as bech32 (`pool1…`) or hex; undefined when malformed. */
+export function parsePoolId(text: string): string | undefined {
+  if (/^[0-9a-f]{56}$/i.test(text)) return text.toLowerCase()
+  return text.startsWith('pool1') ? attempt(() => CSL.Ed25519KeyHash.from_bech32(text).to_hex()) : undefined
+}
+
+/** The hex key hash of a DRep id: CIP-105 (`drep1` + key hash), CIP-129 (with header byte) or hex. */
+export function parseDrepId(text: string): string | undefined {
+  if (/^[0-9a-f]{56}$/i.test(text)) return text.toLowerCase()
+  if (!/^drep(_vkh)?1/.test(text)) return undefined
+  return attempt(() => CSL.Ed25519KeyHash.from_bech32(text).to_hex()) ?? attempt(() => CSL.DRep.from_bech32(text).to_key_hash()?.to_hex())
+}
+
+function attempt<T>(parse: () => T): T | undefined {
+  try {
+    return parse()
+  } catch {
+    return undefined
+  }
+}

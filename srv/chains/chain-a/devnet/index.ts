@@ -1,0 +1,135 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import type { DevnetConfig } from '../config.ts'
+import { ActivityGenerator } from './activity.ts'
+import { createApp, RequestCounter } from './api/app.ts'
+import { describeWallet, type DevnetWallet } from './genesis.ts'
+import { Ledger } from './ledger.ts'
+import type { Block } from './types.ts'
+
+/**
+ * The embedded chain-A devnet: a local Cardano-like ledger that validates every transaction,
+ * produces blocks on a timer (or on request), optionally generates background activity, and
+ * serves a Blockfrost v0-compatible HTTP API so the product reaches it through blockfrost-js.
+ */
+
+export interface DevnetOptions extends DevnetConfig {
+  /** 0 (default) picks a free port. */
+  port?: number
+  host?: string
+}
+
+export interface WalletKeyPair {
+  address: string
+  stakeAddress: string
+  payment: CSL.PrivateKey
+  stake: CSL.PrivateKey
+}
+
+export class ChainADevnet {
+  readonly ledger: Ledger
+  readonly activity: ActivityGenerator
+  readonly url: string
+  private readonly options: DevnetOptions
+  private readonly server: http.Server
+  private readonly counter: RequestCounter
+  private timer: NodeJS.Timeout | undefined
+
+  private constructor(options: DevnetOptions, ledger: Ledger, server: http.Server, counter: RequestCounter, url: string) {
+    this.options = options
+    this.ledger = ledger
+    this.activity = new ActivityGenerator(ledger)
+    this.server = server
+    this.counter = counter
+    this.url = url
+  }
+
+  static async start(options: DevnetOptions): Promise<ChainADevnet> {
+    const host = options.host ?? '127.0.0.1'
+    const ledger = new Ledger({
+      seed: options.seed,
+      wallets: options.wallets,
+      slotLengthMs: options.slotLengthMs,
+      epochLength: options.epochLength,
+      securityParam: options.securityParam,
+      systemStartMs: Math.floor(Date.now() / 1000) * 1000,
+    })
+    const counter = new RequestCounter()
+    let url = ''
+    const server = http.createServer(createApp(ledger, counter, () => url))
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(options.port ?? 0, host, () => resolve())
+    })
+    const { port } = server.address() as AddressInfo
+    url = `http://${reachableHost(host)}:${port}`
+    const devnet = new ChainADevnet(options, ledger, server, counter, url)
+    devnet.startProducer()
+    return devnet
+  }
+
+  /** The funded test wallets (never spent by the activity generator). */
+  wallets(): DevnetWallet[] {
+    return this.ledger.genesis.testWallets.map(describeWallet)
+  }
+
+  /** The signing keys of a test wallet, by name (e.g. 'wallet-1'). */
+  walletKeys(name: string): WalletKeyPair {
+    const wallet = this.ledger.genesis.testWallets.find(w => w.name === name)
+    if (!wallet) throw new Error(`No devnet test wallet named '${name}'`)
+    return { address: wallet.address, stakeAddress: wallet.stakeAddress, payment: wallet.payment, stake: wallet.stake }
+  }
+
+  /** Produces the next block now, including every still-valid mempool transaction that fits. */
+  produceBlock(): Block {
+    const block = this.ledger.produceBlock()
+    if (this.options.activity) this.activity.afterBlock()
+    return block
+  }
+
+  /** Submits a transaction in-process, through the same validation as POST /tx/submit. */
+  submit(cbor: Uint8Array): string {
+    return this.ledger.submit(cbor)
+  }
+
+  /** HTTP requests served whose path starts with the prefix (all of them without one). */
+  requestCount(pathPrefix?: string): number {
+    return this.counter.count(pathPrefix)
+  }
+
+  resetRequestCounts() {
+    this.counter.reset()
+  }
+
+  summary(): string {
+    const tip = this.ledger.tip
+    return `chain-A devnet at ${this.url}: seed '${this.options.seed}', ${this.ledger.genesis.testWallets.length} test wallets, ${this.ledger.pools.size} pools, tip #${tip.height} (slot ${tip.slot}, epoch ${tip.epoch}), ` +
+      (this.options.blockTimeMs > 0 ? `a block every ${this.options.blockTimeMs} ms` : 'blocks on request') + (this.options.activity ? ', activity on' : '')
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+    if (!this.server.listening) return
+    this.server.closeAllConnections()
+    await new Promise<void>(resolve => this.server.close(() => resolve()))
+  }
+
+  private startProducer() {
+    if (this.options.blockTimeMs <= 0) return
+    this.timer = setInterval(() => {
+      try {
+        this.produceBlock()
+      } catch (error) {
+        console.error('[chain-a devnet] block production failed:', error)
+      }
+    }, this.options.blockTimeMs)
+    this.timer.unref()
+  }
+}
+
+const reachableHost = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host)
+
+export { Ledger }
+export type { Block, DevnetWallet }

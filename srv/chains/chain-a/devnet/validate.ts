@@ -1,0 +1,291 @@
+import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import { blake2b256Hex } from './crypto.ts'
+import { decodeTransaction, LedgerRuleError, type DecodedTx } from './decode.ts'
+import { GENESIS, type ProtocolParameters } from './params.ts'
+import type { Credential, LedgerTx, OutputData } from './types.ts'
+import { addValue, describeValue, lovelace, sumValues, valuesEqual, type Value } from './values.ts'
+
+/**
+ * Transaction validation, as the ledger rules of the node apply it. Phase one is a list of named
+ * rules run in order; each throws a LedgerRuleError whose message starts with the node's name for
+ * the rule (e.g. `BadInputsUTxO: ...`). Phase two (script execution) runs after phase one passed.
+ */
+
+export { LedgerRuleError }
+
+export interface AccountState {
+  registered: boolean
+  deposit: bigint
+  rewards: bigint
+  drep: string | null
+}
+
+/** What validation may ask of the ledger; the mempool answers it with pending transactions applied. */
+export interface LedgerView {
+  /** An unspent output, or undefined. */
+  output(ref: string): (OutputData & { ref: string }) | undefined
+  account(stakeAddress: string): AccountState | undefined
+  poolRegistered(hex: string): boolean
+  drepRegistered(key: string): boolean
+  /** Where a transaction with this hash already is, if anywhere. */
+  transactionLocation(hash: string): 'chain' | 'mempool' | undefined
+}
+
+export interface ValidationContext {
+  view: LedgerView
+  /** The slot the transaction is validated at: the slot of the block that would include it. */
+  slot: number
+  params: ProtocolParameters
+}
+
+/** The transaction under validation, with what earlier rules established for later ones. */
+interface Candidate extends DecodedTx {
+  resolvedInputs: (OutputData & { ref: string })[]
+  deposits: bigint
+  refunds: bigint
+  /** Key hashes whose signatures over the body verified. */
+  signers: Set<string>
+}
+
+type Rule = (candidate: Candidate, context: ValidationContext) => void
+
+export function validateTransaction(bytes: Uint8Array, context: ValidationContext): LedgerTx {
+  const candidate: Candidate = {
+    ...decodeTransaction(bytes, context.params.keyDeposit),
+    resolvedInputs: [], deposits: 0n, refunds: 0n, signers: new Set(),
+  }
+  for (const rule of PHASE_ONE) rule(candidate, context)
+  for (const rule of PHASE_TWO) rule(candidate, context)
+  return { ...candidate.tx, deposit: candidate.deposits - candidate.refunds }
+}
+
+const fail = (rule: string, detail: string): never => { throw new LedgerRuleError(rule, detail) }
+
+const notDuplicate: Rule = ({ tx }, { view }) => {
+  const where = view.transactionLocation(tx.hash)
+  if (where) fail('DuplicateTransaction', `transaction ${tx.hash} is already ${where === 'chain' ? 'on chain' : 'in the mempool'}`)
+}
+
+const noGovernanceActions: Rule = ({ body }) => {
+  const votes = body.voting_procedures()?.get_voters().len() ?? 0
+  const proposals = body.voting_proposals()?.len() ?? 0
+  if (votes + proposals > 0) fail('GovernanceNotSupported', `the transaction carries votes of ${votes} voter(s) and ${proposals} proposal(s); the devnet does not accept governance actions`)
+}
+
+const withinMaxSize: Rule = ({ tx }, { params }) => {
+  if (tx.size > params.maxTxSize) fail('MaxTxSizeUTxO', `transaction size ${tx.size} exceeds the maximum ${params.maxTxSize}`)
+}
+
+const hasInputs: Rule = ({ tx }) => {
+  if (tx.inputs.length === 0) fail('InputSetEmptyUTxO', 'the transaction spends no inputs')
+}
+
+const inputsExist: Rule = (candidate, { view }) => {
+  for (const ref of [...candidate.tx.inputs, ...candidate.tx.referenceInputs]) {
+    if (!view.output(ref)) fail('BadInputsUTxO', `input ${ref} does not exist or is already spent`)
+  }
+  candidate.resolvedInputs = candidate.tx.inputs.map(ref => view.output(ref)!)
+}
+
+const withinValidityInterval: Rule = ({ tx }, { slot }) => {
+  const current = BigInt(slot)
+  if (tx.invalidBefore !== null && current < tx.invalidBefore) fail('OutsideValidityIntervalUTxO', `current slot ${slot} is before invalid_before ${tx.invalidBefore}`)
+  if (tx.invalidHereafter !== null && current >= tx.invalidHereafter) fail('OutsideValidityIntervalUTxO', `current slot ${slot} is not before invalid_hereafter ${tx.invalidHereafter}`)
+}
+
+const onThisNetwork: Rule = ({ tx, body, cslOutputs }) => {
+  cslOutputs.forEach((output, index) => {
+    if (output.address().network_id() !== GENESIS.networkId) fail('WrongNetwork', `output ${index} pays to an address of network ${output.address().network_id()}, expected ${GENESIS.networkId}`)
+  })
+  for (const { stakeAddress } of tx.withdrawals) {
+    const network = CSL.Address.from_bech32(stakeAddress).network_id()
+    if (network !== GENESIS.networkId) fail('WrongNetworkWithdrawal', `withdrawal from ${stakeAddress} is on network ${network}, expected ${GENESIS.networkId}`)
+  }
+  const bodyNetwork = body.network_id()
+  if (bodyNetwork && bodyNetwork.kind() !== CSL.NetworkIdKind.Testnet) fail('WrongNetworkInTxBody', `the body names network ${bodyNetwork.kind()}, expected ${GENESIS.networkId}`)
+}
+
+const outputsHoldMinimumAda: Rule = ({ tx, cslOutputs }, { params }) => {
+  const dataCost = CSL.DataCost.new_coins_per_byte(CSL.BigNum.from_str(String(params.coinsPerUtxoByte)))
+  cslOutputs.forEach((output, index) => {
+    const needed = BigInt(CSL.min_ada_for_output(output, dataCost).to_str())
+    const held = tx.outputs[index].value.coin
+    if (held < needed) fail('BabbageOutputTooSmallUTxO', `output ${index} holds ${held} lovelace, needs at least ${needed}`)
+  })
+}
+
+const outputValuesFit: Rule = ({ cslOutputs }, { params }) => {
+  cslOutputs.forEach((output, index) => {
+    const size = output.amount().to_bytes().length
+    if (size > params.maxValSize) fail('OutputTooBigUTxO', `the value of output ${index} is ${size} bytes, the maximum is ${params.maxValSize}`)
+  })
+}
+
+const feeCoversSize: Rule = ({ tx }, { params }) => {
+  const minimum = BigInt(params.minFeeA) * BigInt(tx.size) + BigInt(params.minFeeB)
+  if (tx.fee < minimum) fail('FeeTooSmallUTxO', `fee ${tx.fee} is below the minimum ${minimum}`)
+}
+
+const auxiliaryDataMatchesHash: Rule = ({ fixed, body }) => {
+  const raw = fixed.raw_auxiliary_data()
+  const declared = body.auxiliary_data_hash()?.to_hex()
+  if (raw && !declared) fail('MissingTxBodyMetadataHash', 'the transaction carries auxiliary data but its body has no auxiliary data hash')
+  if (!raw && declared) fail('MissingTxMetadata', `the body declares auxiliary data hash ${declared} but the transaction carries none`)
+  if (raw && declared && blake2b256Hex(raw) !== declared) fail('ConflictingMetadataHash', `the body declares auxiliary data hash ${declared}, the auxiliary data hashes to ${blake2b256Hex(raw)}`)
+}
+
+/** Certificates in order, against the accounts as they stand before and during this transaction. */
+const certificatesAllowed: Rule = (candidate, { view, params }) => {
+  const accounts = new Map<string, AccountState | undefined>()
+  const accountOf = (stakeAddress: string) => (accounts.has(stakeAddress) ? accounts.get(stakeAddress) : view.account(stakeAddress))
+  for (const cert of candidate.tx.certificates) {
+    if (cert.kind === 'registration') {
+      if (accountOf(cert.stakeAddress)?.registered) fail('StakeKeyRegisteredDELEG', `stake credential ${cert.stakeAddress} is already registered`)
+      if (cert.deposit !== params.keyDeposit) fail('IncorrectDepositDELEG', `registration deposit ${cert.deposit} differs from the key deposit ${params.keyDeposit}`)
+      accounts.set(cert.stakeAddress, { registered: true, deposit: cert.deposit, rewards: 0n, drep: null })
+      candidate.deposits += cert.deposit
+    } else if (cert.kind === 'deregistration') {
+      const account = accountOf(cert.stakeAddress)
+      if (!account?.registered) fail('StakeKeyNotRegisteredDELEG', `stake credential ${cert.stakeAddress} is not registered`)
+      if (account!.rewards > 0n) fail('StakeKeyNonZeroAccountBalanceDELEG', `stake credential ${cert.stakeAddress} still holds ${account!.rewards} lovelace of rewards`)
+      if (candidate.implicitRefunds.has(cert)) cert.refund = account!.deposit
+      else if (cert.refund !== account!.deposit) fail('RefundIncorrectDELEG', `refund ${cert.refund} differs from the deposit ${account!.deposit} that was paid`)
+      accounts.set(cert.stakeAddress, { ...account!, registered: false })
+      candidate.refunds += cert.refund
+    } else if (cert.kind === 'delegation' || cert.kind === 'vote_delegation') {
+      const account = accountOf(cert.stakeAddress)
+      if (!account?.registered) fail('StakeDelegationImpossibleDELEG', `stake credential ${cert.stakeAddress} is not registered`)
+      if (cert.kind === 'delegation' && !view.poolRegistered(cert.pool)) fail('DelegateeNotRegisteredDELEG', `pool ${cert.pool} is not registered`)
+      if (cert.kind === 'vote_delegation') {
+        if (!cert.drep.startsWith('drep_always') && !view.drepRegistered(cert.drep)) fail('DelegateeDRepNotRegisteredDELEG', `DRep ${cert.drep} is not registered`)
+        accounts.set(cert.stakeAddress, { ...account!, drep: cert.drep })
+      }
+    }
+  }
+}
+
+const withdrawalsDrainRewards: Rule = ({ tx }, { view }) => {
+  for (const { stakeAddress, amount } of tx.withdrawals) {
+    const account = view.account(stakeAddress)
+    if (!account?.registered || account.rewards !== amount) {
+      fail('WithdrawalsNotInRewardsCERTS', `withdrawal of ${amount} from ${stakeAddress} does not match its reward balance ${account?.registered ? account.rewards : 'none (not registered)'}`)
+    }
+    if (!account!.drep) fail('ConwayWdrlNotDelegatedToDRep', `${stakeAddress} must delegate its vote to a DRep before withdrawing rewards`)
+  }
+}
+
+const valueConserved: Rule = (candidate) => {
+  const { tx } = candidate
+  const consumed = sumValues(candidate.resolvedInputs.map(input => input.value))
+  addValue(consumed, lovelace(tx.withdrawals.reduce((sum, w) => sum + w.amount, 0n) + candidate.refunds))
+  addValue(consumed, { coin: 0n, assets: tx.mint })
+  const produced = sumValues(tx.outputs.map(output => output.value))
+  addValue(produced, lovelace(tx.fee + candidate.deposits + tx.treasuryDonation))
+  dropZeroAssets(consumed)
+  if (!valuesEqual(consumed, produced)) fail('ValueNotConservedUTxO', `consumed ${describeValue(consumed)}, produced ${describeValue(produced)}`)
+}
+
+function dropZeroAssets(value: Value) {
+  for (const [unit, quantity] of value.assets) if (quantity === 0n) value.assets.delete(unit)
+}
+
+const vkeyWitnessesValid: Rule = (candidate) => {
+  const bodyHash = candidate.fixed.transaction_hash().to_bytes()
+  const witnesses = candidate.witnesses.vkeys()
+  for (let i = 0; i < (witnesses?.len() ?? 0); i++) {
+    const witness = witnesses!.get(i)
+    const key = witness.vkey().public_key()
+    if (!key.verify(bodyHash, witness.signature())) fail('InvalidWitnessesUTXOW', `the signature of key ${key.hash().to_hex()} does not verify against the transaction body`)
+    candidate.signers.add(key.hash().to_hex())
+  }
+}
+
+/** Credentials that must authorise the transaction: spent inputs, certificates, withdrawals. */
+function requiredCredentials(candidate: Candidate): Credential[] {
+  const fromInputs = candidate.resolvedInputs.map(input =>
+    input.payment ?? fail('MissingVKeyWitnessesUTXOW', `input ${input.ref} is a Byron address; bootstrap witnesses are not accepted by the devnet`))
+  return [...fromInputs, ...candidate.requiredCredentials]
+}
+
+const vkeyWitnessesPresent: Rule = (candidate) => {
+  const needed = new Set(requiredCredentials(candidate).filter(c => c.type === 'key').map(c => c.hash))
+  const signers = candidate.body.required_signers()
+  for (let i = 0; i < (signers?.len() ?? 0); i++) needed.add(signers!.get(i).to_hex())
+  for (const hash of needed) if (!candidate.signers.has(hash)) fail('MissingVKeyWitnessesUTXOW', `missing signature of key hash ${hash}`)
+}
+
+/** Script credentials (script addresses, minting policies, script stake credentials) need a satisfied native script. */
+const scriptWitnessesSatisfied: Rule = (candidate, { slot }) => {
+  const nativeScripts = new Map<string, CSL.NativeScript>()
+  const scripts = candidate.witnesses.native_scripts()
+  for (let i = 0; i < (scripts?.len() ?? 0); i++) nativeScripts.set(scripts!.get(i).hash().to_hex(), scripts!.get(i))
+  const plutusScripts = new Set<string>()
+  const plutus = candidate.witnesses.plutus_scripts()
+  for (let i = 0; i < (plutus?.len() ?? 0); i++) plutusScripts.add(plutus!.get(i).hash().to_hex())
+
+  const needed = new Set(requiredCredentials(candidate).filter(c => c.type === 'script').map(c => c.hash))
+  for (const unit of candidate.tx.mint.keys()) needed.add(unit.slice(0, 56))
+  for (const hash of needed) {
+    const script = nativeScripts.get(hash)
+    if (!script) {
+      if (plutusScripts.has(hash)) continue // evaluated in phase two
+      fail('MissingScriptWitnessesUTXOW', `no script witness for script hash ${hash}`)
+    }
+    if (!nativeScriptSatisfied(script!, candidate.signers, candidate.tx)) {
+      fail('ScriptWitnessNotValidatingUTXOW', `native script ${hash} is not satisfied by the signatures and validity interval at slot ${slot}`)
+    }
+  }
+}
+
+/** Allegra timelock semantics: time locks are judged against the transaction's validity interval. */
+export function nativeScriptSatisfied(script: CSL.NativeScript, signers: Set<string>, tx: Pick<LedgerTx, 'invalidBefore' | 'invalidHereafter'>): boolean {
+  const all = (scripts: CSL.NativeScripts) => Array.from({ length: scripts.len() }, (_, i) => nativeScriptSatisfied(scripts.get(i), signers, tx))
+  switch (script.kind()) {
+    case CSL.NativeScriptKind.ScriptPubkey: return signers.has(script.as_script_pubkey()!.addr_keyhash().to_hex())
+    case CSL.NativeScriptKind.ScriptAll: return all(script.as_script_all()!.native_scripts()).every(Boolean)
+    case CSL.NativeScriptKind.ScriptAny: return all(script.as_script_any()!.native_scripts()).some(Boolean)
+    case CSL.NativeScriptKind.ScriptNOfK: {
+      const nOfK = script.as_script_n_of_k()!
+      return all(nOfK.native_scripts()).filter(Boolean).length >= nOfK.n()
+    }
+    case CSL.NativeScriptKind.TimelockStart: {
+      const start = BigInt(script.as_timelock_start()!.slot_bignum().to_str())
+      return tx.invalidBefore !== null && start <= tx.invalidBefore
+    }
+    case CSL.NativeScriptKind.TimelockExpiry: {
+      const expiry = BigInt(script.as_timelock_expiry()!.slot_bignum().to_str())
+      return tx.invalidHereafter !== null && tx.invalidHereafter <= expiry
+    }
+    default: return false
+  }
+}
+
+/** Phase two would run Plutus scripts; until the devnet evaluates them it refuses transactions that need it. */
+const plutusScriptsEvaluated: Rule = ({ tx, witnesses, fixed }) => {
+  const plutusScripts = witnesses.plutus_scripts()?.len() ?? 0
+  if (tx.redeemerCount > 0 || plutusScripts > 0 || !fixed.is_valid()) {
+    fail('PlutusNotSupported', `the transaction carries ${plutusScripts} Plutus script(s) and ${tx.redeemerCount} redeemer(s); the devnet does not evaluate Plutus scripts yet`)
+  }
+}
+
+const PHASE_ONE: Rule[] = [
+  notDuplicate,
+  noGovernanceActions,
+  withinMaxSize,
+  hasInputs,
+  inputsExist,
+  withinValidityInterval,
+  onThisNetwork,
+  outputsHoldMinimumAda,
+  outputValuesFit,
+  feeCoversSize,
+  auxiliaryDataMatchesHash,
+  certificatesAllowed,
+  withdrawalsDrainRewards,
+  valueConserved,
+  vkeyWitnessesValid,
+  vkeyWitnessesPresent,
+  scriptWitnessesSatisfied,
+]
+
+const PHASE_TWO: Rule[] = [plutusScriptsEvaluated]
