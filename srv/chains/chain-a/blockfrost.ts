@@ -1,0 +1,262 @@
+import { BlockFrostAPI } from '@blockfrost/blockfrost-js'
+import { ApiError, isApiError } from '../../lib/errors.ts'
+import type { ChainAConfig } from './config.ts'
+import type {
+  ChainAccount,
+  ChainAddress,
+  ChainAddressTransaction,
+  ChainAPort,
+  ChainAssetHistoryEntry,
+  ChainBlock,
+  ChainDrep,
+  ChainEpoch,
+  ChainGenesis,
+  ChainNetwork,
+  ChainPool,
+  ChainProtocolParameters,
+  ChainTransaction,
+  ChainUtxo,
+} from './port.ts'
+import {
+  toAccount,
+  toAddress,
+  toAddressTransaction,
+  toAssetHistoryEntry,
+  toBlock,
+  toDrep,
+  toEpoch,
+  toGenesis,
+  toNetwork,
+  toPool,
+  toProtocolParameters,
+  toTransaction,
+  toUtxo,
+} from './blockfrost-mappers.ts'
+import { NOT_FOUND, backoffSeconds, upstreamError, upstreamStatusError, type UpstreamOperation } from './upstream-errors.ts'
+
+type SdkOptions = NonNullable<ConstructorParameters<typeof BlockFrostAPI>[0]>
+type RetrySettings = NonNullable<SdkOptions['retrySettings']>
+type Pagination = { page: number; count: number; order?: 'asc' | 'desc' }
+
+/** The upstream's maximum page size. */
+const PAGE_SIZE = 100
+const HOSTED_NETWORKS = ['preprod', 'preview', 'mainnet'] as const
+type HostedNetwork = (typeof HOSTED_NETWORKS)[number]
+const RETRY_DELAY_MS = 200
+const RETRY_STATUS_CODES = [408, 500, 502, 503, 504, 520, 521, 522, 524]
+const RETRY_ERROR_CODES = ['ETIMEDOUT', 'ECONNRESET', 'ECONNREFUSED', 'EADDRINUSE', 'EPIPE', 'ENOTFOUND', 'ENETUNREACH', 'EAI_AGAIN']
+
+const isHostedNetwork = (network: string): network is HostedNetwork => (HOSTED_NETWORKS as readonly string[]).includes(network)
+const segment = (value: string) => encodeURIComponent(value)
+
+/** Retries only idempotent reads; submissions use POST and are never retried. */
+function retrySettings(retries: number): RetrySettings {
+  return {
+    limit: Number.isFinite(retries) ? Math.max(0, Math.floor(retries)) : 0,
+    methods: ['GET'],
+    statusCodes: RETRY_STATUS_CODES,
+    errorCodes: RETRY_ERROR_CODES,
+    // A Retry-After answer is never retried in place: the adapter backs off and fails fast instead.
+    maxRetryAfter: 0,
+    calculateDelay: ({ computedValue, attemptCount }) => (computedValue === 0 ? 0 : RETRY_DELAY_MS * attemptCount),
+  }
+}
+
+function sdkOptions(config: ChainAConfig): SdkOptions {
+  const common = {
+    requestTimeout: config.timeoutMs,
+    retrySettings: retrySettings(config.retries),
+    rateLimiter: config.clientRateLimit,
+  }
+  if (config.url) {
+    const network = isHostedNetwork(config.network) ? config.network : undefined
+    return { ...common, customBackend: config.url, projectId: config.projectId || undefined, network }
+  }
+  if (!config.projectId)
+    throw new ApiError(503, 'UPSTREAM_NOT_CONFIGURED', 'chain-A upstream is not configured: set BLOCKFROST_PROJECT_ID (hosted Blockfrost), BLOCKFROST_URL (a Blockfrost-compatible server) or enable the devnet (CHAIN_A_DEVNET)')
+  if (!isHostedNetwork(config.network))
+    throw new ApiError(503, 'UPSTREAM_NOT_CONFIGURED', `chain-A network '${config.network}' is not served by hosted Blockfrost (expected ${HOSTED_NETWORKS.join(', ')}); set BLOCKFROST_URL to reach any other network`)
+  return { ...common, projectId: config.projectId, network: config.network }
+}
+
+/** The chain-A port over Blockfrost (hosted, self-hosted or the devnet's compatible API). */
+export class BlockfrostAdapter implements ChainAPort {
+  readonly networkName: string
+  private readonly api: BlockFrostAPI
+  private readonly timeoutMs: number
+  private backoff: { until: number; status: number } | undefined
+
+  constructor(config: ChainAConfig) {
+    this.networkName = config.network
+    this.timeoutMs = config.timeoutMs
+    this.api = new BlockFrostAPI(sdkOptions(config))
+    // The SDK's errors drop the response headers, so Retry-After is read off every response here.
+    this.api.instance = this.api.instance.extend({
+      hooks: {
+        afterResponse: [
+          response => {
+            this.noteBackoff(response.statusCode, response.headers['retry-after'])
+            return response
+          },
+        ],
+      },
+    })
+  }
+
+  async tip(): Promise<ChainBlock> {
+    return toBlock(await this.call('read', () => this.api.blocksLatest()))
+  }
+
+  async block(hashOrHeight: string | number): Promise<ChainBlock | null> {
+    const id = typeof hashOrHeight === 'number' ? hashOrHeight : segment(hashOrHeight)
+    const block = await this.find(() => this.api.blocks(id))
+    return block && toBlock(block)
+  }
+
+  async epoch(epoch: number): Promise<ChainEpoch | null> {
+    const found = await this.find(() => this.api.epochs(epoch))
+    return found && toEpoch(found)
+  }
+
+  async latestEpoch(): Promise<ChainEpoch> {
+    return toEpoch(await this.call('read', () => this.api.epochsLatest()))
+  }
+
+  async protocolParameters(epoch?: number): Promise<ChainProtocolParameters | null> {
+    const params = await this.find(() => (epoch === undefined ? this.api.epochsLatestParameters() : this.api.epochsParameters(epoch)))
+    return params && toProtocolParameters(params)
+  }
+
+  async transaction(hash: string): Promise<ChainTransaction | null> {
+    const id = segment(hash)
+    const [tx, utxos, metadata] = await Promise.all([
+      this.find(() => this.api.txs(id)),
+      this.find(() => this.api.txsUtxos(id)),
+      this.find(() => this.api.txsMetadata(id)),
+    ])
+    return tx && toTransaction(tx, utxos, metadata)
+  }
+
+  async address(address: string): Promise<ChainAddress | null> {
+    const found = await this.find(() => this.api.addresses(segment(address)))
+    return found && toAddress(found)
+  }
+
+  async addressUtxos(address: string): Promise<ChainUtxo[]> {
+    const id = segment(address)
+    const utxos = await this.allPages(pagination => this.api.addressesUtxos(id, pagination))
+    return (utxos ?? []).map(toUtxo)
+  }
+
+  async addressTransactions(address: string, limit: number): Promise<ChainAddressTransaction[]> {
+    const id = segment(address)
+    const txs = await this.newestFirst(limit, pagination => this.api.addressesTransactions(id, pagination))
+    return (txs ?? []).map(toAddressTransaction)
+  }
+
+  async assetHistory(unit: string, limit: number): Promise<ChainAssetHistoryEntry[] | null> {
+    const id = segment(unit)
+    const history = await this.newestFirst(limit, pagination => this.api.assetsHistory(id, pagination))
+    return history && history.map(toAssetHistoryEntry)
+  }
+
+  async account(stakeAddress: string): Promise<ChainAccount | null> {
+    const found = await this.find(() => this.api.accounts(segment(stakeAddress)))
+    return found && toAccount(found)
+  }
+
+  async pool(poolId: string): Promise<ChainPool | null> {
+    const id = segment(poolId)
+    const [pool, metadata] = await Promise.all([this.find(() => this.api.poolsById(id)), this.find(() => this.api.poolMetadata(id))])
+    return pool && toPool(pool, metadata)
+  }
+
+  async drep(drepId: string): Promise<ChainDrep | null> {
+    const found = await this.find(() => this.api.governance.drepsById(segment(drepId)))
+    return found && toDrep(found)
+  }
+
+  async network(): Promise<ChainNetwork> {
+    return toNetwork(await this.call('read', () => this.api.network()))
+  }
+
+  async genesis(): Promise<ChainGenesis> {
+    return toGenesis(await this.call('read', () => this.api.genesis()))
+  }
+
+  async submit(cbor: Uint8Array): Promise<string> {
+    const hash: unknown = await this.call('submit', () => this.api.txSubmit(cbor))
+    if (typeof hash !== 'string') throw new ApiError(503, 'UPSTREAM_UNAVAILABLE', 'chain-A upstream accepted the transaction but answered no transaction hash')
+    return hash
+  }
+
+  /** Every page of a collection, read in order until a short page; null when the first is 404. */
+  private async allPages<T>(fetchPage: (pagination: Pagination) => Promise<T[]>): Promise<T[] | null> {
+    const rows: T[] = []
+    for (let page = 1; ; page++) {
+      const batch = await this.find(() => fetchPage({ page, count: PAGE_SIZE }))
+      if (batch === null) return page === 1 ? null : rows
+      rows.push(...batch)
+      if (batch.length < PAGE_SIZE) return rows
+    }
+  }
+
+  /**
+   * The newest `limit` rows. The first page tells whether more exist; the further pages that
+   * `limit` needs are then read in parallel.
+   */
+  private async newestFirst<T>(limit: number, fetchPage: (pagination: Pagination) => Promise<T[]>): Promise<T[] | null> {
+    const wanted = Math.max(0, Math.floor(limit))
+    if (wanted === 0) return []
+    const count = Math.min(wanted, PAGE_SIZE)
+    const first = await this.find(() => fetchPage({ page: 1, count, order: 'desc' }))
+    if (first === null || wanted <= count || first.length < count) return first && first.slice(0, wanted)
+    const more = Array.from({ length: Math.ceil(wanted / count) - 1 }, (_, i) =>
+      this.find(() => fetchPage({ page: i + 2, count, order: 'desc' })),
+    )
+    const rest = await Promise.all(more)
+    return [first, ...rest].flatMap(batch => batch ?? []).slice(0, wanted)
+  }
+
+  /** A read that may find nothing: 404 answers null. */
+  private async find<T>(fetch: () => Promise<T>): Promise<T | null> {
+    try {
+      return await this.call('find', fetch)
+    } catch (error) {
+      if (isApiError(error) && error.code === NOT_FOUND) return null
+      throw error
+    }
+  }
+
+  private async call<T>(operation: UpstreamOperation, fetch: () => Promise<T>): Promise<T> {
+    this.failFastWhileBackingOff(operation)
+    try {
+      return await fetch()
+    } catch (error) {
+      throw upstreamError(error, operation, this.timeoutMs, status => this.remainingBackoff(status))
+    }
+  }
+
+  private noteBackoff(status: number, retryAfter: string | string[] | undefined): void {
+    const now = Date.now()
+    const seconds = backoffSeconds(status, retryAfter, now)
+    if (seconds === undefined) return
+    const until = now + seconds * 1000
+    if (!this.backoff || until > this.backoff.until) this.backoff = { until, status }
+  }
+
+  private remainingBackoff(status?: number): number | undefined {
+    const backoff = this.backoff
+    if (!backoff || (status !== undefined && status !== backoff.status)) return undefined
+    const remaining = backoff.until - Date.now()
+    if (remaining > 0) return Math.ceil(remaining / 1000)
+    this.backoff = undefined
+    return undefined
+  }
+
+  /** While the upstream asked to be left alone, calls fail at once with what it last said. */
+  private failFastWhileBackingOff(operation: UpstreamOperation): void {
+    const remaining = this.remainingBackoff()
+    if (remaining !== undefined && this.backoff) throw upstreamStatusError(this.backoff.status, operation, 'it asked not to be called for a while', remaining)
+  }
+}
