@@ -1,0 +1,148 @@
+import cds from '@sap/cds'
+import {
+  Transactions, TransactionInputs, TransactionOutputs, TransactionInputAssets, TransactionOutputAssets, TransactionMetadata_,
+  Addresses, AddressAssets, AddressUTxOs, AddressTransactions, Accounts, Pools, Dreps, AssetHistory,
+  GetTransactionByHash, GetAddressByBech32, GetUTxOsByAddress, GetAssetsByAddress, GetMetadataByTxHash, GetPoolById,
+  GetAccountByStakeAddress, GetDrepById, GetTransactionsByAddress, GetAssetHistory, GetUTxOByRef, GetInputsByTxHash,
+  GetOutputsByTxHash, GetInputAssetsByTxHash, GetOutputAssetsByTxHash,
+} from '#cds-models/ChainAReadService'
+import { chainA } from '../chains/chain-a/index.ts'
+import { chainAConfig } from '../chains/chain-a/config.ts'
+import {
+  parseAddress, parseAssetUnit, parseDrepId, parseOutputIndex, parsePoolId, parseStakeAddress, parseTxHash,
+} from '../chains/chain-a/identifiers.ts'
+import { notFound } from '../lib/errors.ts'
+import { guardPaging } from '../lib/paging.ts'
+import { ChainAIndex, HISTORY_LIMIT } from './indexer.ts'
+import { indexForRead, localName } from './read-index.ts'
+
+const { SELECT } = cds.ql
+
+let sharedIndex: ChainAIndex | undefined
+/** One index per process: its single-flight map and freshness memory must be shared by all requests. */
+export function chainAIndex(): ChainAIndex {
+  sharedIndex ??= new ChainAIndex(chainA, chainAConfig().ttlSeconds)
+  return sharedIndex
+}
+
+const NOT_FOUND_CODES: Record<string, string> = {
+  Transactions: 'TRANSACTION_NOT_FOUND',
+  Blocks: 'BLOCK_NOT_FOUND',
+  Epochs: 'EPOCH_NOT_FOUND',
+  Pools: 'POOL_NOT_FOUND',
+  Accounts: 'ACCOUNT_NOT_FOUND',
+  Dreps: 'DREP_NOT_FOUND',
+  AddressUTxOs: 'UTXO_NOT_FOUND',
+  LedgerProtocolParameters: 'PARAMETERS_NOT_FOUND',
+}
+
+export class ChainAReadService extends cds.ApplicationService {
+  init() {
+    const index = chainAIndex()
+    this.before('READ', '*', guardPaging)
+    this.before('READ', '*', req => indexForRead(index, req.query, req.target!.name))
+    this.on('READ', '*', answerNotFoundByName)
+    this.serveTransactionActions(index)
+    this.serveAddressActions(index)
+    this.serveRegistryActions(index)
+    cds.once('served', () => verifyChainIdentityOnStart(index))
+    return super.init()
+  }
+
+  private serveTransactionActions(index: ChainAIndex) {
+    const knownTransaction = async (hash: unknown, target: string) => {
+      const txHash = parseTxHash(hash, target)
+      await index.transaction(txHash)
+      const found = await SELECT.one.from(Transactions).where({ hash: txHash })
+      if (!found) throw notFound('TRANSACTION_NOT_FOUND', `Transaction ${txHash} is not on chain`, target)
+      return found
+    }
+    const rowsOf = (entity: any, order: string) => async (req: cds.Request) => {
+      const { hash } = await knownTransaction(req.data.hash, 'hash')
+      return SELECT.from(entity).where({ txHash: hash }).orderBy(order)
+    }
+    this.on(GetTransactionByHash, req => knownTransaction(req.data.hash, 'hash'))
+    this.on(GetMetadataByTxHash, async req => {
+      const { hash } = await knownTransaction(req.data.tx_hash, 'tx_hash')
+      return SELECT.from(TransactionMetadata_).where({ txHash: hash }).orderBy('label')
+    })
+    this.on(GetInputsByTxHash, rowsOf(TransactionInputs, 'inputIndex'))
+    this.on(GetOutputsByTxHash, rowsOf(TransactionOutputs, 'outputIndex'))
+    this.on(GetInputAssetsByTxHash, rowsOf(TransactionInputAssets, 'inputIndex, unit'))
+    this.on(GetOutputAssetsByTxHash, rowsOf(TransactionOutputAssets, 'outputIndex, unit'))
+    this.on(GetUTxOByRef, async req => {
+      const txHash = parseTxHash(req.data.txHash, 'txHash')
+      const outputIndex = parseOutputIndex(req.data.outputIndex)
+      await knownTransaction(txHash, 'txHash')
+      const address = await index.utxo(txHash, outputIndex)
+      if (!address) throw notFound('OUTPUT_NOT_FOUND', `Transaction ${txHash} has no output ${outputIndex}`, 'outputIndex')
+      const utxo = await SELECT.one.from(AddressUTxOs).where({ txHash, outputIndex })
+      if (!utxo) throw notFound('UTXO_SPENT', `Output ${txHash}#${outputIndex} has been spent`, 'outputIndex')
+      return utxo
+    })
+  }
+
+  private serveAddressActions(index: ChainAIndex) {
+    const indexedAddress = async (value: unknown) => {
+      const address = parseAddress(value, index.network)
+      await index.address(address)
+      return address
+    }
+    this.on(GetAddressByBech32, async req => SELECT.one.from(Addresses).where({ address: await indexedAddress(req.data.address) }))
+    this.on(GetUTxOsByAddress, async req => SELECT.from(AddressUTxOs).where({ address: await indexedAddress(req.data.address) }).orderBy('txHash', 'outputIndex'))
+    this.on(GetAssetsByAddress, async req => SELECT.from(AddressAssets).where({ address: await indexedAddress(req.data.address) }).orderBy('unit'))
+    this.on(GetTransactionsByAddress, async req => {
+      const address = parseAddress(req.data.address, index.network)
+      await index.addressTransactions(address)
+      return SELECT.from(AddressTransactions).where({ address }).orderBy('blockHeight desc', 'txIndex desc').limit(HISTORY_LIMIT)
+    })
+  }
+
+  private serveRegistryActions(index: ChainAIndex) {
+    this.on(GetPoolById, async req => {
+      const poolId = parsePoolId(req.data.poolId)
+      await index.pool(poolId)
+      return (await SELECT.one.from(Pools).where({ poolId })) ?? rejectNotFound('POOL_NOT_FOUND', `Pool ${poolId} is not registered`, 'poolId')
+    })
+    this.on(GetAccountByStakeAddress, async req => {
+      const stakeAddress = parseStakeAddress(req.data.stakeAddress, index.network)
+      await index.account(stakeAddress)
+      return (await SELECT.one.from(Accounts).where({ stakeAddress })) ?? rejectNotFound('ACCOUNT_NOT_FOUND', `Stake address ${stakeAddress} has no account on chain`, 'stakeAddress')
+    })
+    this.on(GetDrepById, async req => {
+      const drepId = parseDrepId(req.data.drepId)
+      await index.drep(drepId)
+      return (await SELECT.one.from(Dreps).where({ drepId })) ?? rejectNotFound('DREP_NOT_FOUND', `DRep ${drepId} is not registered`, 'drepId')
+    })
+    this.on(GetAssetHistory, async req => {
+      const unit = parseAssetUnit(req.data.unit)
+      await index.assetHistory(unit)
+      const history = await SELECT.from(AssetHistory).where({ unit }).orderBy('position')
+      if (!history.length) throw notFound('ASSET_NOT_FOUND', `Asset ${unit} has never been minted`, 'unit')
+      return history
+    })
+  }
+}
+
+function rejectNotFound(code: string, message: string, target: string): never {
+  throw notFound(code, message, target)
+}
+
+/** A keyed read that finds nothing answers 404 with a code naming what is missing. */
+async function answerNotFoundByName(req: cds.Request, next: () => Promise<unknown>) {
+  const result = await next()
+  const keyed = req.params?.length && (req.query as any).SELECT?.one
+  if (keyed && (result === null || result === undefined)) {
+    const entity = localName(req.target!.name)
+    throw notFound(NOT_FOUND_CODES[entity] ?? 'NOT_FOUND', `No ${entity} entry with key ${JSON.stringify(req.params[req.params.length - 1])}`)
+  }
+  return result
+}
+
+async function verifyChainIdentityOnStart(index: ChainAIndex) {
+  try {
+    await cds.tx(() => index.verifyChainIdentity())
+  } catch (error) {
+    cds.log('chain-a').warn('could not verify the upstream chain identity at start; cached data stays as it is', error)
+  }
+}
