@@ -1,6 +1,7 @@
 /**
  * Chain-A read cache: what the read service has indexed lazily from the upstream.
- * Amounts of lovelace are Int64 (JSON strings in OData); asset quantities Decimal(38,0);
+ * Amounts of lovelace are Decimal(20,0) and asset quantities Decimal(38,0), exact on SQLite and
+ * PostgreSQL and JSON strings in OData;
  * times are timestamps (UTC); slots and heights are integers.
  */
 namespace chaina;
@@ -8,7 +9,7 @@ namespace chaina;
 type Hash32   : String(64);
 type Hash28   : String(56);
 type Bech32   : String(120);
-type Lovelace : Int64;
+type Lovelace : Decimal(20, 0);
 type Quantity : Decimal(38, 0);
 type Unit     : String(120);
 

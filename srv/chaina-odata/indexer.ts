@@ -2,7 +2,7 @@ import cds from '@sap/cds'
 import {
   Blocks, Epochs, Transactions, TransactionInputs, TransactionOutputs, TransactionInputAssets, TransactionOutputAssets,
   TransactionMetadata_, Addresses, AddressAssets, AddressUTxOs, UTxOAssets, AddressTransactions, Accounts, Pools, Dreps,
-  LedgerProtocolParameters, NetworkInformation_, AssetHistory, IndexMarks,
+  LedgerProtocolParameters, NetworkInformation_, AssetHistory_, IndexMarks,
 } from '#cds-models/chaina'
 import type { ChainAPort, ChainBlock, ChainGenesis } from '../chains/chain-a/port.ts'
 import type { TtlKind } from '../chains/chain-a/config.ts'
@@ -43,10 +43,10 @@ interface Mark {
 const CACHE_TABLES = [
   TransactionInputAssets, TransactionOutputAssets, TransactionInputs, TransactionOutputs, TransactionMetadata_, Transactions,
   UTxOAssets, AddressUTxOs, AddressAssets, AddressTransactions, Addresses, Accounts, Pools, Dreps, Blocks, Epochs,
-  LedgerProtocolParameters, NetworkInformation_, AssetHistory, IndexMarks,
+  LedgerProtocolParameters, NetworkInformation_, AssetHistory_, IndexMarks,
 ]
 
-/** Followers that arrive just after a leader's upstream call reuse its answer for this long. */
+/** Followers that arrive just after a leader's upstream call reuse its answer this long (at most the TTL). */
 const FLIGHT_HOLD_MS = 2000
 /** Bound on remembered marks; the map is cleared when it grows past it. */
 const MEMORY_LIMIT = 50_000
@@ -60,7 +60,7 @@ const MEMORY_LIMIT = 50_000
 export class ChainAIndex {
   private readonly port: () => ChainAPort
   private readonly ttlSeconds: Record<TtlKind, number>
-  private readonly flights = new SingleFlight<unknown>(FLIGHT_HOLD_MS)
+  private readonly flights = new SingleFlight<unknown>()
   private readonly memory = new Map<string, Mark>()
   private genesisOnce?: Promise<ChainGenesis>
   private latestTip?: { height: number; epoch: number }
@@ -82,6 +82,7 @@ export class ChainAIndex {
     if (known?.id === identity) return
     for (const table of CACHE_TABLES) await DELETE.from(table)
     this.memory.clear()
+    this.flights.clear()
     await UPSERT.into(IndexMarks).entries({ kind: 'chain', id: identity, fetchedAt: new Date().toISOString(), final: true })
   }
 
@@ -212,8 +213,8 @@ export class ChainAIndex {
   /** Whether the asset exists; its newest HISTORY_LIMIT mint and burn events are indexed. */
   async assetHistory(unit: string): Promise<void> {
     await this.ensure('assetHistory', unit, () => this.port().assetHistory(unit, HISTORY_LIMIT), async history => {
-      await DELETE.from(AssetHistory).where({ unit })
-      if (history) await upsertAll(AssetHistory, rows.assetHistoryRows(unit, history))
+      await DELETE.from(AssetHistory_).where({ unit })
+      if (history) await upsertAll(AssetHistory_, rows.assetHistoryRows(unit, history))
       return false
     })
   }
@@ -221,6 +222,7 @@ export class ChainAIndex {
   /** Forgets what is known of a key, so the next read asks the upstream (after a submit, say). */
   async invalidate(kind: MarkKind, ref: string): Promise<void> {
     this.memory.delete(`${kind}:${ref}`)
+    this.flights.forget(`${kind}:${ref}`)
     await DELETE.from(IndexMarks).where({ kind, id: ref })
   }
 
@@ -260,7 +262,8 @@ export class ChainAIndex {
     const stored = await SELECT.one.from(IndexMarks).where({ kind, id: ref })
     const mark = stored && { fetchedAt: Date.parse(stored.fetchedAt!), final: !!stored.final }
     if (mark && this.isFresh(kind, mark)) return this.rememberAfterCommit(key, mark)
-    const data = (await this.flights.run(key, load)) as T
+    const holdMs = Math.min(FLIGHT_HOLD_MS, this.ttlSeconds[TTL_OF[kind]] * 1000)
+    const data = (await this.flights.run(key, load, holdMs)) as T
     const final = await store(data)
     const fetchedAt = new Date()
     await UPSERT.into(IndexMarks).entries({ kind, id: ref, fetchedAt: fetchedAt.toISOString(), final })

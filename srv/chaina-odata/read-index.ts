@@ -1,3 +1,5 @@
+import cds from '@sap/cds'
+import { Accounts } from '#cds-models/chaina'
 import type { ChainAIndex } from './indexer.ts'
 import {
   parseAddress, parseAssetUnit, parseBlockHash, parseDrepId, parseEpoch, parseOutputIndex, parsePoolId, parseStakeAddress, parseTxHash,
@@ -9,7 +11,9 @@ import {
  * (`AddressUTxOs?$filter=address eq '…'`); those "pinned" values pick the keys to index.
  */
 
-type Pins = Record<string, unknown>
+const { SELECT } = cds.ql
+
+type Pins = Record<string, any>
 type Step = (index: ChainAIndex, pins: Pins) => Promise<unknown> | undefined
 
 const has = (pins: Pins, name: string) => pins[name] !== undefined && pins[name] !== null
@@ -45,10 +49,19 @@ export const INDEX_STEPS: Record<string, Step> = {
   AssetHistory: (index, pins) => (has(pins, 'unit') ? index.assetHistory(parseAssetUnit(pins.unit)) : undefined),
 }
 
-/** Navigations whose target needs more than the parent's own index step. */
+/** The pool or DRep an indexed account delegates to. */
+const delegateOf = (kind: 'poolId' | 'drepId'): Step => async (index, pins) => {
+  if (!has(pins, 'stakeAddress')) return
+  const account = await SELECT.one.from(Accounts).columns(kind).where({ stakeAddress: pins.stakeAddress })
+  const id = account?.[kind]
+  if (id) return kind === 'poolId' ? index.pool(id) : index.drep(id)
+}
+
+/** Navigations and expands whose target needs more than the parent's own index step. */
 const NAVIGATION_STEPS: Record<string, Record<string, Step>> = {
   Addresses: { transactions: (index, pins) => INDEX_STEPS.AddressTransactions(index, pins) },
   Epochs: { parameters: (index, pins) => INDEX_STEPS.LedgerProtocolParameters(index, pins) },
+  Accounts: { pool: delegateOf('poolId'), drep: delegateOf('drepId') },
 }
 
 /** Runs the index steps a READ request needs: its path segments, then its top-level filter. */

@@ -7,6 +7,9 @@ import { describeAddress } from '../chains/chain-a/identifiers.ts'
 export const isoTime = (unixSeconds: number | null | undefined) =>
   unixSeconds === null || unixSeconds === undefined ? null : new Date(unixSeconds * 1000).toISOString()
 
+/** Int64 columns take numbers; the values (slots, execution units) are far below 2^53. */
+const toNumber = (value: string | null) => (value === null ? null : Number(value))
+
 const assetRow = (asset: Chain.AssetQuantity) => ({ unit: asset.unit, ...describeAsset(asset.unit), quantity: asset.quantity })
 
 export function blockRow(block: Chain.ChainBlock) {
@@ -42,8 +45,15 @@ export function epochRow(epoch: Chain.ChainEpoch) {
 }
 
 export function parametersRow(p: Chain.ChainProtocolParameters) {
-  const { epoch, ...rest } = p
-  return { epoch, ...rest, fetchedAt: new Date().toISOString() }
+  return {
+    ...p,
+    maxTxExMem: toNumber(p.maxTxExMem),
+    maxTxExSteps: toNumber(p.maxTxExSteps),
+    maxBlockExMem: toNumber(p.maxBlockExMem),
+    maxBlockExSteps: toNumber(p.maxBlockExSteps),
+    maxValSize: toNumber(p.maxValSize),
+    fetchedAt: new Date().toISOString(),
+  }
 }
 
 export function transactionRows(tx: Chain.ChainTransaction) {
@@ -57,8 +67,8 @@ export function transactionRows(tx: Chain.ChainTransaction) {
     fee: tx.fee,
     deposit: tx.deposit,
     size: tx.size,
-    invalidBefore: tx.invalidBefore,
-    invalidHereafter: tx.invalidHereafter,
+    invalidBefore: toNumber(tx.invalidBefore),
+    invalidHereafter: toNumber(tx.invalidHereafter),
     validContract: tx.validContract,
     inputCount: tx.inputs.length,
     outputCount: tx.outputs.length,

@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import {
   Transactions, TransactionInputs, TransactionOutputs, TransactionInputAssets, TransactionOutputAssets, TransactionMetadata_,
-  Addresses, AddressAssets, AddressUTxOs, AddressTransactions, Accounts, Pools, Dreps, AssetHistory,
+  Addresses, AddressAssets, AddressUTxOs, AddressTransactions, Accounts, Pools, Dreps, AssetHistory_,
   GetTransactionByHash, GetAddressByBech32, GetUTxOsByAddress, GetAssetsByAddress, GetMetadataByTxHash, GetPoolById,
   GetAccountByStakeAddress, GetDrepById, GetTransactionsByAddress, GetAssetHistory, GetUTxOByRef, GetInputsByTxHash,
   GetOutputsByTxHash, GetInputAssetsByTxHash, GetOutputAssetsByTxHash,
@@ -57,9 +57,9 @@ export class ChainAReadService extends cds.ApplicationService {
       if (!found) throw notFound('TRANSACTION_NOT_FOUND', `Transaction ${txHash} is not on chain`, target)
       return found
     }
-    const rowsOf = (entity: any, order: string) => async (req: cds.Request) => {
+    const rowsOf = (entity: any, ...order: string[]) => async (req: cds.Request) => {
       const { hash } = await knownTransaction(req.data.hash, 'hash')
-      return SELECT.from(entity).where({ txHash: hash }).orderBy(order)
+      return SELECT.from(entity).where({ txHash: hash }).orderBy(...order)
     }
     this.on(GetTransactionByHash, req => knownTransaction(req.data.hash, 'hash'))
     this.on(GetMetadataByTxHash, async req => {
@@ -68,8 +68,8 @@ export class ChainAReadService extends cds.ApplicationService {
     })
     this.on(GetInputsByTxHash, rowsOf(TransactionInputs, 'inputIndex'))
     this.on(GetOutputsByTxHash, rowsOf(TransactionOutputs, 'outputIndex'))
-    this.on(GetInputAssetsByTxHash, rowsOf(TransactionInputAssets, 'inputIndex, unit'))
-    this.on(GetOutputAssetsByTxHash, rowsOf(TransactionOutputAssets, 'outputIndex, unit'))
+    this.on(GetInputAssetsByTxHash, rowsOf(TransactionInputAssets, 'inputIndex', 'unit'))
+    this.on(GetOutputAssetsByTxHash, rowsOf(TransactionOutputAssets, 'outputIndex', 'unit'))
     this.on(GetUTxOByRef, async req => {
       const txHash = parseTxHash(req.data.txHash, 'txHash')
       const outputIndex = parseOutputIndex(req.data.outputIndex)
@@ -117,7 +117,7 @@ export class ChainAReadService extends cds.ApplicationService {
     this.on(GetAssetHistory, async req => {
       const unit = parseAssetUnit(req.data.unit)
       await index.assetHistory(unit)
-      const history = await SELECT.from(AssetHistory).where({ unit }).orderBy('position')
+      const history = await SELECT.from(AssetHistory_).where({ unit }).orderBy('position')
       if (!history.length) throw notFound('ASSET_NOT_FOUND', `Asset ${unit} has never been minted`, 'unit')
       return history
     })
@@ -129,7 +129,7 @@ function rejectNotFound(code: string, message: string, target: string): never {
 }
 
 /** A keyed read that finds nothing answers 404 with a code naming what is missing. */
-async function answerNotFoundByName(req: cds.Request, next: () => Promise<unknown>) {
+async function answerNotFoundByName(req: cds.Request, next: Function) {
   const result = await next()
   const keyed = req.params?.length && (req.query as any).SELECT?.one
   if (keyed && (result === null || result === undefined)) {

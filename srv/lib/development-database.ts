@@ -1,16 +1,28 @@
 import cds from '@sap/cds'
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, renameSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 
 /**
  * A SQLite file database (development, self-hosted) is created on first start and upgraded in
- * place afterwards (`schema_evolution: auto` keeps its rows). PostgreSQL is deployed by its own
- * deployer (`npm run deploy:pg`, the CF deployer task); in-memory databases by CAP itself.
+ * place afterwards (`schema_evolution: auto` keeps its rows). When the model changed in a way that
+ * cannot be applied in place (a lossy type change), the old file is kept as a backup and a fresh
+ * one is created. PostgreSQL is deployed by its own deployer (`npm run deploy:pg`, the CF task);
+ * in-memory databases by CAP itself.
  */
 export async function deploySqliteFile(): Promise<void> {
   const db = (cds.env.requires as any).db
   const url: string | undefined = db?.credentials?.url ?? db?.credentials?.database
   if (db?.kind !== 'sqlite' || !url || url === ':memory:') return
-  mkdirSync(dirname(resolve(cds.root, url)), { recursive: true })
-  await cds.deploy('*').to('db')
+  const file = resolve(cds.root, url)
+  mkdirSync(dirname(file), { recursive: true })
+  try {
+    await (cds as any).deploy('*').to('db')
+  } catch (error) {
+    if (!existsSync(file) || !/lossy|not supported/i.test(String((error as Error).message))) throw error
+    const backup = `${file}.backup-${new Date().toISOString().replace(/[:.]/g, '-')}`
+    await (cds as any).db?.disconnect?.()
+    renameSync(file, backup)
+    cds.log('db').warn(`the model changed incompatibly with ${url}; kept it as ${backup} and created a new database`)
+    await (cds as any).deploy('*').to('db')
+  }
 }

@@ -76,18 +76,18 @@ export function parsePoolId(value: unknown, target = 'poolId'): string {
   throw badInput('INVALID_POOL_ID', `'${clip(text)}' is not a pool id: expected pool1… or 56 hexadecimal characters`, target)
 }
 
-/** A DRep id: bech32 `drep1…`/`drep_script1…` (CIP-105 or CIP-129); answers it as given. */
+/** A DRep id: bech32 `drep1…` (CIP-129), `drep_vkh1…`/`drep_script1…` (CIP-105); answers it as given. */
 export function parseDrepId(value: unknown, target = 'drepId'): string {
   const text = requireString(value, 'INVALID_DREP_ID', 'A DRep id', target)
   try {
-    if (/^drep(_script)?1/.test(text)) {
+    if (/^drep(_vkh|_script)?1/.test(text)) {
       CSL.DRep.from_bech32(text)
       return text
     }
   } catch {
     // falls through to the error below
   }
-  throw badInput('INVALID_DREP_ID', `'${clip(text)}' is not a DRep id: expected drep1… (CIP-105 or CIP-129)`, target)
+  throw badInput('INVALID_DREP_ID', `'${clip(text)}' is not a DRep id: expected drep1… (CIP-129) or drep_vkh1…/drep_script1… (CIP-105)`, target)
 }
 
 /** An asset unit: policy id (56 hex) followed by an asset name of up to 32 bytes in hex. */
