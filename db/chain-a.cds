@@ -310,8 +310,9 @@ entity AssetHistory {
   key unit     : Unit;
   key txHash   : Hash32;
       position : Integer;
-      action   : String(10);
-      amount   : Quantity;
+      action      : String(10);
+      amount      : Quantity;
+      transaction : Association to Transactions on transaction.hash = txHash;
 }
 
 /**

@@ -4,7 +4,7 @@ import {
   TransactionMetadata_, Addresses, AddressAssets, AddressUTxOs, UTxOAssets, AddressTransactions, Accounts, Pools, Dreps,
   LedgerProtocolParameters, NetworkInformation_, AssetHistory_, IndexMarks,
 } from '#cds-models/chaina'
-import type { ChainAPort, ChainBlock, ChainGenesis } from '../chains/chain-a/port.ts'
+import type { ChainAPort, ChainBlock, ChainGenesis, ChainTransaction } from '../chains/chain-a/port.ts'
 import type { TtlKind } from '../chains/chain-a/config.ts'
 import { SingleFlight } from '../lib/single-flight.ts'
 import * as rows from './rows.ts'
@@ -135,8 +135,9 @@ export class ChainAIndex {
     })
   }
 
+  /** A transaction with its inputs, outputs, assets and metadata; the tip is refreshed alongside (finality). */
   async transaction(hash: string): Promise<void> {
-    await this.ensure('transaction', hash, () => this.port().transaction(hash), async tx => {
+    const store = async (tx: ChainTransaction | null) => {
       if (!tx) return false
       const { transaction, inputs, inputAssets, outputs, outputAssets, metadata } = rows.transactionRows(tx)
       await UPSERT.into(Transactions).entries(transaction)
@@ -145,9 +146,15 @@ export class ChainAIndex {
       await upsertAll(TransactionOutputs, outputs)
       await upsertAll(TransactionOutputAssets, outputAssets)
       await upsertAll(TransactionMetadata_, metadata)
-      await this.block(tx.blockHash)
       return (await this.tipHeight()) - tx.blockHeight >= (await this.genesis()).securityParam
-    })
+    }
+    await this.ensure('transaction', hash, () => this.port().transaction(hash), store, () => this.tip())
+  }
+
+  /** The block a transaction is in (indexed when a read navigates or expands to it). */
+  async blockOf(hash: string): Promise<void> {
+    const tx = await SELECT.one.from(Transactions).columns('blockHash').where({ hash })
+    if (tx?.blockHash) await this.block(tx.blockHash)
   }
 
   /** The address with its balance, the assets it holds and its UTxO set. */
@@ -254,16 +261,20 @@ export class ChainAIndex {
 
   /**
    * Makes the rows of one key present and fresh. `store` writes the upstream answer and tells
-   * whether it can never change again (then it is never fetched again).
+   * whether it can never change again (then it is never fetched again). On a miss, `alongside`
+   * runs in parallel with the upstream call (other data the store will need).
    */
-  private async ensure<T>(kind: Exclude<MarkKind, 'chain'>, ref: string, load: () => Promise<T>, store: (data: T) => Promise<boolean>) {
+  private async ensure<T>(
+    kind: Exclude<MarkKind, 'chain'>, ref: string, load: () => Promise<T>, store: (data: T) => Promise<boolean>,
+    alongside?: () => Promise<unknown>,
+  ) {
     const key = `${kind}:${ref}`
     if (this.isFresh(kind, this.memory.get(key))) return
     const stored = await SELECT.one.from(IndexMarks).where({ kind, id: ref })
     const mark = stored && { fetchedAt: Date.parse(stored.fetchedAt!), final: !!stored.final }
     if (mark && this.isFresh(kind, mark)) return this.rememberAfterCommit(key, mark)
     const holdMs = Math.min(FLIGHT_HOLD_MS, this.ttlSeconds[TTL_OF[kind]] * 1000)
-    const data = (await this.flights.run(key, load, holdMs)) as T
+    const [data] = (await Promise.all([this.flights.run(key, load, holdMs), alongside?.()])) as [T, unknown]
     const final = await store(data)
     const fetchedAt = new Date()
     await UPSERT.into(IndexMarks).entries({ kind, id: ref, fetchedAt: fetchedAt.toISOString(), final })

@@ -59,6 +59,7 @@ const delegateOf = (kind: 'poolId' | 'drepId'): Step => async (index, pins) => {
 
 /** Navigations and expands whose target needs more than the parent's own index step. */
 const NAVIGATION_STEPS: Record<string, Record<string, Step>> = {
+  Transactions: { block: (index, pins) => (has(pins, 'hash') ? index.blockOf(parseTxHash(pins.hash)) : undefined) },
   Addresses: { transactions: (index, pins) => INDEX_STEPS.AddressTransactions(index, pins) },
   Epochs: { parameters: (index, pins) => INDEX_STEPS.LedgerProtocolParameters(index, pins) },
   Accounts: { pool: delegateOf('poolId'), drep: delegateOf('drepId') },

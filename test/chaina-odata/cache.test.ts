@@ -27,7 +27,7 @@ test('100 concurrent misses of one key make one upstream call', async () => {
   const hash = transfers[1]
   devnet.resetRequestCounts()
   const answers = await Promise.all(Array.from({ length: 100 }, () => GET(`${SERVICE}/Transactions('${hash}')?$expand=outputs`)))
-  expect(new Set(answers.map(answer => JSON.stringify(answer.data))).size).toBe(1)
+  expect(new Set(answers.map((answer: { data: unknown }) => JSON.stringify(answer.data))).size).toBe(1)
   expect(answers[0].data.hash).toBe(hash)
   // One port call reads /txs/<hash>, /txs/<hash>/utxos and /txs/<hash>/metadata once each.
   expect(devnet.requestCount(`/txs/${hash}`)).toBe(3)

@@ -33,7 +33,7 @@ export interface ChainAConfig {
   ttlSeconds: Record<TtlKind, number>
 }
 
-const envNameForTtl = (kind: TtlKind) => 'CHAIN_A_TTL_' + kind.replace(/[A-Z]/g, c => '_' + c).toUpperCase()
+export const envNameForTtl = (kind: TtlKind) => 'CHAIN_A_TTL_' + kind.replace(/[A-Z]/g, c => '_' + c).toUpperCase()
 
 export function chainAConfig(): ChainAConfig {
   const block = requiresBlock('chain-a')
@@ -52,7 +52,6 @@ export function chainAConfig(): ChainAConfig {
   }
 }
 
-export { envNameForTtl }
 
 export interface DevnetConfig {
   seed: string
@@ -67,6 +66,8 @@ export interface DevnetConfig {
   activity: boolean
   /** Number of funded test wallets printed by `npm run devnet -- wallets`. */
   wallets: number
+  /** Milliseconds every HTTP answer is delayed, to behave like a remote upstream (default 0). */
+  latencyMs?: number
 }
 
 export function devnetConfig(): DevnetConfig {
@@ -79,5 +80,6 @@ export function devnetConfig(): DevnetConfig {
     securityParam: numberSetting('DEVNET_SECURITY_PARAM', block.securityParam, 10),
     activity: booleanSetting('DEVNET_ACTIVITY', block.activity, true),
     wallets: numberSetting('DEVNET_WALLETS', block.wallets, 4),
+    latencyMs: numberSetting('DEVNET_LATENCY_MS', block.latencyMs, 0),
   }
 }

@@ -35,6 +35,7 @@ export class ChainADevnet {
   private readonly server: http.Server
   private readonly counter: RequestCounter
   private timer: NodeJS.Timeout | undefined
+  private latencyMs: number
 
   private constructor(options: DevnetOptions, ledger: Ledger, server: http.Server, counter: RequestCounter, url: string) {
     this.options = options
@@ -43,6 +44,7 @@ export class ChainADevnet {
     this.server = server
     this.counter = counter
     this.url = url
+    this.latencyMs = options.latencyMs ?? 0
   }
 
   static async start(options: DevnetOptions): Promise<ChainADevnet> {
@@ -57,16 +59,22 @@ export class ChainADevnet {
     })
     const counter = new RequestCounter()
     let url = ''
-    const server = http.createServer(createApp(ledger, counter, () => url))
+    let devnet: ChainADevnet | undefined
+    const server = http.createServer(createApp(ledger, counter, () => url, () => devnet?.latencyMs ?? 0))
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen(options.port ?? 0, host, () => resolve())
     })
     const { port } = server.address() as AddressInfo
     url = `http://${reachableHost(host)}:${port}`
-    const devnet = new ChainADevnet(options, ledger, server, counter, url)
+    devnet = new ChainADevnet(options, ledger, server, counter, url)
     devnet.startProducer()
     return devnet
+  }
+
+  /** Delays every HTTP answer by this many milliseconds (0: answer at once). */
+  setLatency(ms: number) {
+    this.latencyMs = Math.max(0, ms)
   }
 
   /** The funded test wallets (never spent by the activity generator). */

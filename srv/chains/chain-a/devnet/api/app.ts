@@ -27,14 +27,19 @@ export class RequestCounter {
   }
 }
 
-/** The Blockfrost v0-compatible API, mounted at the root (no /api/v0 prefix). */
-export function createApp(ledger: Ledger, counter: RequestCounter, url: () => string): express.Express {
+/**
+ * The Blockfrost v0-compatible API, mounted at the root (no /api/v0 prefix). `latencyMs` delays
+ * every answer, to stand in for a remote upstream (Blockfrost answers in tens of milliseconds).
+ */
+export function createApp(ledger: Ledger, counter: RequestCounter, url: () => string, latencyMs: () => number = () => 0): express.Express {
   const app = express()
   app.disable('x-powered-by')
   app.set('etag', false)
   app.use((req, _res, next) => {
     counter.record(req.path)
-    next()
+    const delay = latencyMs()
+    if (delay > 0) setTimeout(next, delay)
+    else next()
   })
   const router = express.Router({ strict: false })
   chainRoutes(router, ledger, url)

@@ -1,0 +1,41 @@
+/**
+ * Benchmarks, printed as figures and ratios against baselines measured in the same run.
+ * Runs the application in-process on the test profile (SQLite in memory, the embedded devnet with
+ * blocks on request) so the devnet's request counter tells how often the upstream was called.
+ *
+ *   npm run bench                      all benchmarks
+ *   BENCH_ROUNDS=5000 npm run bench    more samples per figure
+ */
+import cds from '@sap/cds'
+import { BlockFrostAPI } from '@blockfrost/blockfrost-js'
+import { readBenchmarks } from './read-service.ts'
+
+const rounds = Number(process.env.BENCH_ROUNDS ?? 2000)
+
+async function main() {
+  // Request logging would measure the console, not the service.
+  ;(cds as any).log('odata', 'warn')
+  ;(cds as any).log('cds', 'warn')
+  const { server, url } = await (cds as any).exec('--in-memory?', '--port', '0')
+  const { embeddedDevnet } = await import('../srv/chains/chain-a/index.ts')
+  const devnet = embeddedDevnet()
+  if (!devnet) throw new Error('the benchmark needs the embedded devnet (test profile)')
+
+  const direct = new BlockFrostAPI({
+    customBackend: devnet.url,
+    rateLimiter: false,
+    retrySettings: { limit: 0, methods: [], statusCodes: [], errorCodes: [], calculateDelay: () => 0 } as any,
+  })
+
+  console.log(`chain-access-gateway benchmarks (${rounds} samples per figure, node ${process.version}, ${cds.env.requires.db.kind})\n`)
+  await readBenchmarks({ url, devnet, direct, rounds })
+
+  server.close()
+  await devnet.stop()
+  process.exit(0)
+}
+
+main().catch(error => {
+  console.error(error)
+  process.exit(1)
+})
