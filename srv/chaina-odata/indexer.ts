@@ -194,27 +194,15 @@ export class ChainAIndex {
   }
 
   async account(stakeAddress: string): Promise<void> {
-    await this.ensure('account', stakeAddress, () => this.port().account(stakeAddress), async found => {
-      if (found) await UPSERT.into(Accounts).entries(rows.accountRow(found))
-      else await DELETE.from(Accounts).where({ stakeAddress })
-      return false
-    })
+    await this.mirror('account', Accounts, { stakeAddress }, () => this.port().account(stakeAddress), rows.accountRow)
   }
 
   async pool(poolId: string): Promise<void> {
-    await this.ensure('pool', poolId, () => this.port().pool(poolId), async found => {
-      if (found) await UPSERT.into(Pools).entries(rows.poolRow(found))
-      else await DELETE.from(Pools).where({ poolId })
-      return false
-    })
+    await this.mirror('pool', Pools, { poolId }, () => this.port().pool(poolId), rows.poolRow)
   }
 
   async drep(drepId: string): Promise<void> {
-    await this.ensure('drep', drepId, () => this.port().drep(drepId), async found => {
-      if (found) await UPSERT.into(Dreps).entries(rows.drepRow(found))
-      else await DELETE.from(Dreps).where({ drepId })
-      return false
-    })
+    await this.mirror('drep', Dreps, { drepId }, () => this.port().drep(drepId), rows.drepRow)
   }
 
   /** Whether the asset exists; its newest HISTORY_LIMIT mint and burn events are indexed. */
@@ -279,6 +267,15 @@ export class ChainAIndex {
     const fetchedAt = new Date()
     await UPSERT.into(IndexMarks).entries({ kind, id: ref, fetchedAt: fetchedAt.toISOString(), final })
     this.rememberAfterCommit(key, { fetchedAt: fetchedAt.getTime(), final })
+  }
+
+  /** One row per key: present while the upstream knows the key, deleted when it no longer does. */
+  private async mirror<T>(kind: 'account' | 'pool' | 'drep', entity: any, key: Record<string, string>, load: () => Promise<T | null>, toRow: (found: T) => object) {
+    await this.ensure(kind, Object.values(key)[0], load, async found => {
+      if (found) await UPSERT.into(entity).entries(toRow(found))
+      else await DELETE.from(entity).where(key)
+      return false
+    })
   }
 
   private isFresh(kind: Exclude<MarkKind, 'chain'>, mark: Mark | undefined): boolean {

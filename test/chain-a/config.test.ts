@@ -113,3 +113,20 @@ describe('retries', () => {
     expect(server.requests).toHaveLength(1)
   })
 })
+
+describe('retries when the network fails', () => {
+  it('an unreachable upstream answers UPSTREAM_UNAVAILABLE after the retries, without an uncaught error', async () => {
+    const uncaught: unknown[] = []
+    const record = (error: unknown) => uncaught.push(error)
+    process.on('uncaughtException', record)
+    try {
+      const adapter = new BlockfrostAdapter(upstreamConfig({ url: 'http://127.0.0.1:1', retries: 2 }))
+      await expect(adapter.tip()).rejects.toMatchObject({ status: 503, code: 'UPSTREAM_UNAVAILABLE' })
+      await expect(adapter.transaction('ab'.repeat(32))).rejects.toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' })
+      await new Promise(resolve => setTimeout(resolve, 300))
+      expect(uncaught).toEqual([])
+    } finally {
+      process.off('uncaughtException', record)
+    }
+  })
+})

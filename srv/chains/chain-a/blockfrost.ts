@@ -43,29 +43,29 @@ const PAGE_SIZE = 100
 const HOSTED_NETWORKS = ['preprod', 'preview', 'mainnet'] as const
 type HostedNetwork = (typeof HOSTED_NETWORKS)[number]
 const RETRY_DELAY_MS = 200
-const RETRY_STATUS_CODES = [408, 500, 502, 503, 504, 520, 521, 522, 524]
-const RETRY_ERROR_CODES = ['ETIMEDOUT', 'ECONNRESET', 'ECONNREFUSED', 'EADDRINUSE', 'EPIPE', 'ENOTFOUND', 'ENETUNREACH', 'EAI_AGAIN']
+/** Failures worth one more try of an idempotent read: the upstream may answer the next time. */
+const RETRYABLE_CODES = new Set(['UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT'])
 
 const isHostedNetwork = (network: string): network is HostedNetwork => (HOSTED_NETWORKS as readonly string[]).includes(network)
 const segment = (value: string) => encodeURIComponent(value)
+const pause = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
-/** Retries only idempotent reads; submissions use POST and are never retried. */
-function retrySettings(retries: number): RetrySettings {
-  return {
-    limit: Number.isFinite(retries) ? Math.max(0, Math.floor(retries)) : 0,
-    methods: ['GET'],
-    statusCodes: RETRY_STATUS_CODES,
-    errorCodes: RETRY_ERROR_CODES,
-    // A Retry-After answer is never retried in place: the adapter backs off and fails fast instead.
-    maxRetryAfter: 0,
-    calculateDelay: ({ computedValue, attemptCount }) => (computedValue === 0 ? 0 : RETRY_DELAY_MS * attemptCount),
-  }
+/**
+ * The SDK never retries: its HTTP client's own retry can throw outside the request's promise when
+ * the network fails (an uncaught error that would stop the server). `call` retries reads instead.
+ */
+const NO_SDK_RETRIES: RetrySettings = {
+  limit: 0,
+  methods: [],
+  statusCodes: [],
+  errorCodes: [],
+  calculateDelay: () => 0,
 }
 
 function sdkOptions(config: ChainAConfig): SdkOptions {
   const common = {
     requestTimeout: config.timeoutMs,
-    retrySettings: retrySettings(config.retries),
+    retrySettings: NO_SDK_RETRIES,
     rateLimiter: config.clientRateLimit,
   }
   if (config.url) {
@@ -84,11 +84,13 @@ export class BlockfrostAdapter implements ChainAPort {
   readonly networkName: string
   private readonly api: BlockFrostAPI
   private readonly timeoutMs: number
+  private readonly retries: number
   private backoff: { until: number; status: number } | undefined
 
   constructor(config: ChainAConfig) {
     this.networkName = config.network
     this.timeoutMs = config.timeoutMs
+    this.retries = Number.isFinite(config.retries) ? Math.max(0, Math.floor(config.retries)) : 0
     this.api = new BlockFrostAPI(sdkOptions(config))
     // The SDK's errors drop the response headers, so Retry-After is read off every response here.
     this.api.instance = this.api.instance.extend({
@@ -228,12 +230,18 @@ export class BlockfrostAdapter implements ChainAPort {
     }
   }
 
+  /** One upstream call; reads are tried again up to `retries` times when the upstream failed (never a submit). */
   private async call<T>(operation: UpstreamOperation, fetch: () => Promise<T>): Promise<T> {
-    this.failFastWhileBackingOff(operation)
-    try {
-      return await fetch()
-    } catch (error) {
-      throw upstreamError(error, operation, this.timeoutMs, status => this.remainingBackoff(status))
+    for (let attempt = 0; ; attempt++) {
+      this.failFastWhileBackingOff(operation)
+      try {
+        return await fetch()
+      } catch (error) {
+        const mapped = upstreamError(error, operation, this.timeoutMs, status => this.remainingBackoff(status))
+        const retryable = operation !== 'submit' && isApiError(mapped) && RETRYABLE_CODES.has(mapped.code) && mapped.retryAfter === undefined
+        if (!retryable || attempt >= this.retries) throw mapped
+        await pause(RETRY_DELAY_MS * (attempt + 1))
+      }
     }
   }
 
