@@ -1,0 +1,93 @@
+/**
+ * The gateway's records: API keys with a unit balance, their product grants, the per-key ledger,
+ * the price table and the plans. Balances change only by guarded UPDATEs in the same transaction
+ * as the ledger entry that explains them, so for every key: unitsLeft = sum of its ledger units.
+ */
+namespace gateway;
+
+type Units : Integer64;
+
+/** What a key may cost and how fast it may call; seeded from db/data. */
+entity Plans {
+  key name          : String(20);
+      description   : String(200);
+      /** Units a new key of this plan starts with when none are given. */
+      units         : Units;
+      validityDays  : Integer;
+      /** Per-key rate limit: sustained calls per second and burst. */
+      ratePerSecond : Integer;
+      burst         : Integer;
+}
+
+/** Units per call of each route class; seeded from db/data, served at /prices. */
+entity Prices {
+  key routeClass  : String(30);
+      units       : Integer;
+      description : String(200);
+}
+
+@assert.unique: { secret: [secretHash] }
+entity ApiKeys {
+  key ID           : UUID;
+      /** SHA-256 of the whole key; the key itself is shown once and never stored. */
+      secretHash   : String(64) not null;
+      /** The first characters of the key, to tell keys apart in lists. */
+      hint         : String(16);
+      plan         : Association to Plans;
+      unitsLeft    : Units not null default 0;
+      validUntil   : Timestamp not null;
+      status       : String(10) enum { active; revoked } not null default 'active';
+      /** The wallet address a purchased or wallet-issued key is bound to; empty for operator keys. */
+      boundAddress : String(120);
+      label        : String(100);
+      createdAt    : Timestamp;
+      rotatedAt    : Timestamp;
+      revokedAt    : Timestamp;
+      lastUsedAt   : Timestamp;
+      grants       : Composition of many ProductGrants on grants.apiKey = $self;
+      ledger       : Association to many LedgerEntries on ledger.apiKey = $self;
+}
+
+/**
+ * An agent grant on one product (chain A or chain B): the gateway acts as the key's grant when it
+ * forwards a call, and a self-hosted production instance accepts the grant's token in
+ * `x-agent-token`. Only the token's hash is stored.
+ */
+@assert.unique: { token: [tokenHash] }
+entity ProductGrants {
+  key ID                : UUID;
+      apiKey            : Association to ApiKeys;
+      product           : String(10) enum { chainA = 'chain-a'; chainB = 'chain-b' } not null;
+      tokenHash         : String(64) not null;
+      tokenHint         : String(16);
+      /** JSON array of allowed operations: "Service:operation", "Service:*" or "*". */
+      allowedOperations : LargeString;
+      status            : String(10) enum { active; revoked } not null default 'active';
+      label             : String(100);
+      validUntil        : Timestamp;
+      createdAt         : Timestamp;
+      revokedAt         : Timestamp;
+}
+
+/**
+ * One entry per charged call (kind charge: units negative, pending until the call resolves, then
+ * committed or refunded), per refund and per credit. A request resolves at most once: the
+ * (requestId, kind) pair is unique.
+ */
+@assert.unique: { resolution: [requestId, kind] }
+entity LedgerEntries {
+  key ID         : UUID;
+      apiKey     : Association to ApiKeys not null;
+      kind       : String(10) enum { credit; charge; refund } not null;
+      units      : Units not null;
+      state      : String(10) enum { pending; committed; refunded; posted } not null;
+      routeClass : String(30);
+      /** Method and normalised path of the call. */
+      route      : String(500);
+      requestId  : String(64);
+      /** HTTP status of the answer, `timeout`, or `voided` (swept after a crash). */
+      outcome    : String(20);
+      note       : String(200);
+      createdAt  : Timestamp not null;
+      resolvedAt : Timestamp;
+}

@@ -1,0 +1,139 @@
+import cds from '@sap/cds'
+import { ApiKeys, LedgerEntries, Plans, ProductGrants } from '#cds-models/gateway'
+import { API_KEY_PREFIX, GRANT_PREFIXES, hashSecret, hintOf, newSecret, type Product } from './keys.ts'
+import { ApiError } from '../lib/errors.ts'
+
+/**
+ * Key lifecycle: issue (with its two product grants and the opening credit), rotate (a new secret on
+ * the same key: units and ledger stay), revoke (the key and both grants), list, look up.
+ */
+
+const { SELECT, INSERT, UPDATE } = cds.ql
+
+/** What each product's grant allows by default: every operation of that product's services. */
+export const DEFAULT_OPERATIONS: Record<Product, string[]> = {
+  'chain-a': ['ChainAReadService:*', 'ChainATransactionService:*', 'ChainASignService:*'],
+  'chain-b': ['ChainBService:*', 'ChainBIndexerService:*', 'ChainBVerifyService:*'],
+}
+
+export interface IssuedKey {
+  id: string
+  key: string
+  plan: string
+  unitsLeft: number
+  validUntil: string
+}
+
+export interface IssueRequest {
+  units?: number
+  plan?: string
+  validDays?: number
+  label?: string
+  boundAddress?: string
+}
+
+export async function issueKey(request: IssueRequest): Promise<IssuedKey> {
+  return cds.tx(async () => {
+    const planName = request.plan ?? 'standard'
+    const plan = await SELECT.one.from(Plans).where({ name: planName })
+    if (!plan) throw new ApiError(400, 'UNKNOWN_PLAN', `There is no plan '${planName}'`)
+    const units = request.units ?? Number(plan.units)
+    if (!Number.isInteger(units) || units < 0) throw new ApiError(400, 'INVALID_UNITS', `Units must be a whole number of 0 or more, got ${request.units}`)
+    const validDays = request.validDays ?? plan.validityDays!
+    if (!Number.isInteger(validDays) || validDays <= 0) throw new ApiError(400, 'INVALID_VALIDITY', `Validity must be a whole number of days, got ${request.validDays}`)
+
+    const id = cds.utils.uuid()
+    const key = newSecret(API_KEY_PREFIX)
+    const now = new Date()
+    const validUntil = new Date(now.getTime() + validDays * 86_400_000).toISOString()
+    await INSERT.into(ApiKeys).entries({
+      ID: id, secretHash: hashSecret(key), hint: hintOf(key), plan_name: planName, unitsLeft: units, validUntil,
+      status: 'active', boundAddress: request.boundAddress ?? null, label: request.label ?? null, createdAt: now.toISOString(),
+    })
+    for (const product of Object.keys(GRANT_PREFIXES) as Product[]) await insertGrant({ product, apiKeyId: id, validUntil })
+    await INSERT.into(LedgerEntries).entries({
+      ID: cds.utils.uuid(), apiKey_ID: id, kind: 'credit', units, state: 'posted', note: 'issued', createdAt: now.toISOString(), resolvedAt: now.toISOString(),
+    })
+    return { id, key, plan: planName, unitsLeft: units, validUntil }
+  })
+}
+
+/** Issues a grant on one product; answers its token, shown once. */
+export async function issueGrant(grant: { product: Product; apiKeyId?: string; validUntil?: string; label?: string; operations?: string[] }) {
+  return cds.tx(() => insertGrant(grant))
+}
+
+async function insertGrant(grant: { product: Product; apiKeyId?: string; validUntil?: string; label?: string; operations?: string[] }) {
+  const token = newSecret(GRANT_PREFIXES[grant.product])
+  const id = cds.utils.uuid()
+  await INSERT.into(ProductGrants).entries({
+    ID: id, apiKey_ID: grant.apiKeyId ?? null, product: grant.product, tokenHash: hashSecret(token), tokenHint: hintOf(token),
+    allowedOperations: JSON.stringify(grant.operations ?? DEFAULT_OPERATIONS[grant.product]), status: 'active',
+    label: grant.label ?? null, validUntil: grant.validUntil ?? null, createdAt: new Date().toISOString(),
+  })
+  return { id, token, product: grant.product }
+}
+
+/** A new secret for the same key; the old one stops working when this returns. */
+export async function rotateKey(id: string): Promise<{ id: string; key: string }> {
+  return cds.tx(async () => {
+    const key = newSecret(API_KEY_PREFIX)
+    const affected = await UPDATE.entity(ApiKeys)
+      .set({ secretHash: hashSecret(key), hint: hintOf(key), rotatedAt: new Date().toISOString() })
+      .where({ ID: id, status: 'active' })
+    if (affected !== 1) throw new ApiError(404, 'KEY_NOT_FOUND', `No active key ${id}`)
+    return { id, key }
+  })
+}
+
+/** Revokes the key and both of its product grants. Answers false when it was not active. */
+export async function revokeKey(id: string): Promise<boolean> {
+  return cds.tx(async () => {
+    const now = new Date().toISOString()
+    const affected = await UPDATE.entity(ApiKeys).set({ status: 'revoked', revokedAt: now }).where({ ID: id, status: 'active' })
+    await UPDATE.entity(ProductGrants).set({ status: 'revoked', revokedAt: now }).where({ apiKey_ID: id, status: 'active' })
+    return affected === 1
+  })
+}
+
+export async function revokeGrant(id: string): Promise<boolean> {
+  return cds.tx(async () => (await UPDATE.entity(ProductGrants).set({ status: 'revoked', revokedAt: new Date().toISOString() }).where({ ID: id, status: 'active' })) === 1)
+}
+
+export interface KeyRecord {
+  ID: string
+  secretHash: string
+  hint: string
+  plan_name: string
+  unitsLeft: number
+  validUntil: string
+  status: string
+  boundAddress: string | null
+  label: string | null
+  createdAt: string
+  lastUsedAt: string | null
+  ratePerSecond: number
+  burst: number
+  grants: { ID: string; product: Product; status: string; allowedOperations: string[] }[]
+}
+
+/** The key with this secret hash, its plan's limits and its grants, or undefined. */
+export async function keyBySecretHash(secretHash: string): Promise<KeyRecord | undefined> {
+  return cds.tx(async () => {
+    const key: any = await SELECT.one.from(ApiKeys).where({ secretHash })
+    if (!key) return undefined
+    const plan: any = await SELECT.one.from(Plans).columns('ratePerSecond', 'burst').where({ name: key.plan_name })
+    const grants: any[] = await SELECT.from(ProductGrants).columns('ID', 'product', 'status', 'allowedOperations').where({ apiKey_ID: key.ID })
+    return {
+      ...key,
+      unitsLeft: Number(key.unitsLeft),
+      ratePerSecond: plan?.ratePerSecond ?? 20,
+      burst: plan?.burst ?? 50,
+      grants: grants.map(grant => ({ ...grant, allowedOperations: JSON.parse(grant.allowedOperations ?? '[]') })),
+    }
+  })
+}
+
+export async function listKeys() {
+  return cds.tx(() => SELECT.from(ApiKeys).columns('ID', 'hint', 'plan_name', 'unitsLeft', 'status', 'validUntil', 'boundAddress', 'label', 'createdAt', 'lastUsedAt').orderBy('createdAt desc'))
+}

@@ -1,0 +1,125 @@
+import cds from '@sap/cds'
+import { issueGrant, issueKey, listKeys, revokeGrant, revokeKey, rotateKey } from './accounts.ts'
+import { credit } from './ledger.ts'
+import { mcpClientConfiguration } from './client-config.ts'
+import { gatewayConfig } from './config.ts'
+import { deploySqliteFile } from '../lib/development-database.ts'
+import type { Product } from './keys.ts'
+
+/**
+ * The operator's command line, against the configured database (the SQLite file in development,
+ * PostgreSQL with CDS_ENV=pg or in production):
+ *
+ *   npm run gateway -- keys issue --units N [--plan P] [--valid-days D] [--label L] [--bound-address A]
+ *   npm run gateway -- keys list | keys credit <id> N | keys revoke <id> | keys rotate <id>
+ *   npm run gateway -- grants issue --product chain-a|chain-b [--key <id>] [--valid-days D] [--label L]
+ *   npm run gateway -- grants revoke <id>
+ */
+
+const USAGE = `usage:
+  npm run gateway -- keys issue --units N [--plan P] [--valid-days D] [--label L] [--bound-address A]
+  npm run gateway -- keys list
+  npm run gateway -- keys credit <id> <units>
+  npm run gateway -- keys revoke <id>
+  npm run gateway -- keys rotate <id>
+  npm run gateway -- grants issue --product chain-a|chain-b [--key <id>] [--valid-days D] [--label L]
+  npm run gateway -- grants revoke <id>`
+
+type Options = Record<string, string>
+
+async function main(args: string[]): Promise<number> {
+  const [group, command, ...rest] = args
+  const { positional, options } = parse(rest)
+  const run = COMMANDS[`${group} ${command}`]
+  if (!run) {
+    console.error(USAGE)
+    return group ? 1 : 0
+  }
+  await connect()
+  await run(positional, options)
+  return 0
+}
+
+const COMMANDS: Record<string, (positional: string[], options: Options) => Promise<void>> = {
+  'keys issue': async (_, options) => {
+    const issued = await issueKey({
+      units: wholeNumber(options.units, '--units'),
+      plan: options.plan,
+      validDays: options['valid-days'] === undefined ? undefined : wholeNumber(options['valid-days'], '--valid-days'),
+      label: options.label,
+      boundAddress: options['bound-address'],
+    })
+    console.log(`API key (shown once, store it now):\n\n  ${issued.key}\n`)
+    console.log(`id ${issued.id}  plan ${issued.plan}  units ${issued.unitsLeft}  valid until ${issued.validUntil}\n`)
+    console.log('MCP client configuration:\n')
+    console.log(JSON.stringify(mcpClientConfiguration(issued.key, gatewayConfig().publicUrl), null, 2))
+  },
+  'keys list': async () => {
+    const keys = await listKeys()
+    if (!keys.length) return console.log('no keys')
+    for (const key of keys as any[])
+      console.log([key.ID, key.hint + '…', key.plan_name, `${Number(key.unitsLeft)} units`, key.status, `until ${key.validUntil}`, key.boundAddress ?? '-', key.label ?? ''].join('  '))
+  },
+  'keys credit': async ([id, units]) => {
+    const left = await credit(required(id, '<id>'), wholeNumber(units, '<units>'), 'operator credit')
+    console.log(`credited ${units} units to ${id}; ${left} left`)
+  },
+  'keys revoke': async ([id]) => {
+    const revoked = await revokeKey(required(id, '<id>'))
+    console.log(revoked ? `revoked ${id} and its product grants` : `no active key ${id}`)
+    if (!revoked) process.exitCode = 1
+  },
+  'keys rotate': async ([id]) => {
+    const rotated = await rotateKey(required(id, '<id>'))
+    console.log(`new secret for ${id} (shown once; the old one no longer works):\n\n  ${rotated.key}\n`)
+  },
+  'grants issue': async (_, options) => {
+    const product = required(options.product, '--product') as Product
+    if (product !== 'chain-a' && product !== 'chain-b') throw new Error('--product must be chain-a or chain-b')
+    const validUntil = options['valid-days'] ? new Date(Date.now() + wholeNumber(options['valid-days'], '--valid-days') * 86_400_000).toISOString() : undefined
+    const grant = await issueGrant({ product, apiKeyId: options.key, validUntil, label: options.label })
+    console.log(`agent grant on ${product} (token shown once; send it as x-agent-token to a self-hosted instance):\n\n  ${grant.token}\n\nid ${grant.id}`)
+  },
+  'grants revoke': async ([id]) => {
+    const revoked = await revokeGrant(required(id, '<id>'))
+    console.log(revoked ? `revoked grant ${id}` : `no active grant ${id}`)
+    if (!revoked) process.exitCode = 1
+  },
+}
+
+async function connect() {
+  ;(cds as any).log('cds', 'warn')
+  ;(cds as any).log('deploy', 'warn')
+  cds.model = (cds as any).compile.for.nodejs(await (cds as any).load('*'))
+  await deploySqliteFile()
+  await cds.connect.to('db')
+}
+
+function parse(args: string[]): { positional: string[]; options: Options } {
+  const positional: string[] = []
+  const options: Options = {}
+  for (let i = 0; i < args.length; i++) {
+    if (args[i].startsWith('--')) options[args[i].slice(2)] = args[++i]
+    else positional.push(args[i])
+  }
+  return { positional, options }
+}
+
+function required(value: string | undefined, name: string): string {
+  if (!value) throw new Error(`${name} is required\n${USAGE}`)
+  return value
+}
+
+function wholeNumber(value: string | undefined, name: string): number {
+  const number = Number(required(value, name))
+  if (!Number.isInteger(number) || number < 0) throw new Error(`${name} must be a whole number, got '${value}'`)
+  return number
+}
+
+main(process.argv.slice(2)).then(
+  code => process.exit(code),
+  error => {
+    console.error(error instanceof Error ? error.message : String(error))
+    process.exit(1)
+  },
+)

@@ -1,0 +1,200 @@
+import cds from '@sap/cds'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { Prices } from '#cds-models/gateway'
+import type { GatewayConfig } from './config.ts'
+import { normaliseTarget } from './paths.ts'
+import { RouteTable, type Classification } from './routes.ts'
+import { hashSecret, isApiKey, sameHash } from './keys.ts'
+import { keyBySecretHash, type KeyRecord } from './accounts.ts'
+import * as ledger from './ledger.ts'
+import { FailureWindow, KeyRateLimit } from './rate-limits.ts'
+import { holdResponse } from './response-hold.ts'
+import { keyPrincipal, PUBLIC_PRINCIPAL } from './principals.ts'
+import { GatewayRoutes } from './me.ts'
+
+/**
+ * The hosted gateway, in front of every route: normalise the path once; classify it; refuse what is
+ * closed or unknown (403, nothing charged); for metered routes check the key, the rate limit and
+ * the price, reserve the units, let CAP handle the call as the key's product grant, and resolve
+ * the reservation before the answer leaves (commit on success, refund on 4xx/5xx or timeout).
+ * Every answer says what it charged and what is left (x-access-units-charged/-left).
+ */
+
+export type Request = IncomingMessage & { gatewayPrincipal?: unknown; originalUrl?: string }
+
+const KEY_CACHE_MS = 5000
+const PRICE_REFRESH_MS = 60_000
+
+export class Gateway {
+  readonly config: GatewayConfig
+  private routes = new RouteTable([])
+  private prices = new Map<string, number>()
+  private readonly keyRate = new KeyRateLimit()
+  private readonly failures: FailureWindow
+  private readonly keys = new Map<string, { record: KeyRecord; at: number }>()
+  private readonly own: GatewayRoutes
+
+  constructor(config: GatewayConfig) {
+    this.config = config
+    this.failures = new FailureWindow(config.authFailures, config.authFailureWindowS)
+    this.own = new GatewayRoutes(this)
+  }
+
+  /** Builds the route table from what is served, loads prices, starts the sweeper. */
+  async start(services: Iterable<unknown>) {
+    this.routes = RouteTable.fromServices(services, cds.model!.definitions as any)
+    await this.loadPrices()
+    setInterval(() => this.loadPrices().catch(error => cds.log('gateway').warn('could not reload prices', error)), PRICE_REFRESH_MS).unref()
+    setInterval(() => this.sweep(), this.config.sweepIntervalS * 1000).unref()
+  }
+
+  readonly middleware = (req: Request, res: ServerResponse, next: (error?: unknown) => void) => {
+    this.handle(req, res, next).catch(next)
+  }
+
+  priceTable(): { routeClass: string; units: number }[] {
+    return [...this.prices].map(([routeClass, units]) => ({ routeClass, units }))
+  }
+
+  /** The key a caller presents (Authorization: Bearer, or x-agent-token), checked fresh from the database. */
+  async presentedKey(req: Request): Promise<{ key?: KeyRecord; refusal?: [number, string, string] }> {
+    const secret = secretOf(req)
+    if (!secret) return { refusal: [401, 'KEY_MISSING', 'Send your API key as Authorization: Bearer <key> or x-agent-token: <key>'] }
+    if (!isApiKey(secret)) return { refusal: INVALID_KEY }
+    const hash = hashSecret(secret)
+    const key = await this.lookup(hash)
+    if (!key || key.status !== 'active' || !sameHash(key.secretHash, hash)) return { refusal: INVALID_KEY }
+    if (Date.parse(key.validUntil) <= Date.now()) return { refusal: [401, 'KEY_EXPIRED', `This key expired at ${key.validUntil}`] }
+    return { key }
+  }
+
+  forget(keyId: string) {
+    for (const [hash, cached] of this.keys) if (cached.record.ID === keyId) this.keys.delete(hash)
+  }
+
+  recordFailure(req: Request) {
+    this.failures.record(addressOf(req))
+  }
+
+  private async handle(req: Request, res: ServerResponse, next: (error?: unknown) => void) {
+    const requestId = cds.utils.uuid()
+    res.setHeader('x-request-id', requestId)
+    const target = normaliseTarget(req.url ?? '', req.headers)
+    if (!target.ok) return reply(res, target.status, target.code, target.message)
+    req.url = target.query ? `${target.path}?${target.query}` : target.path
+    const route = this.routes.classify(req.method ?? 'GET', target.path)
+    switch (route.kind) {
+      case 'refused':
+        return reply(res, route.status, route.code, route.message)
+      case 'gateway':
+        return this.own.handle(route.handler, req, res)
+      case 'free':
+        res.setHeader('x-access-units-charged', 0)
+        req.gatewayPrincipal = PUBLIC_PRINCIPAL
+        return next()
+      case 'metered':
+        return this.meter(route, requestId, target.path, req, res, next)
+    }
+  }
+
+  private async meter(route: Extract<Classification, { kind: 'metered' }>, requestId: string, path: string, req: Request, res: ServerResponse, next: () => void) {
+    const blockedFor = this.failures.blocked(addressOf(req))
+    if (blockedFor) return reply(res, 429, 'TOO_MANY_FAILED_ATTEMPTS', `Too many calls with a missing or invalid key from this address; retry after ${blockedFor} s`, {}, { 'Retry-After': blockedFor })
+
+    const { key, refusal } = await this.presentedKey(req)
+    if (!key) {
+      this.recordFailure(req)
+      return reply(res, refusal![0], refusal![1], refusal![2], {}, { 'WWW-Authenticate': 'Bearer realm="chain-access"' })
+    }
+    const grant = key.grants.find(g => g.product === route.product && g.status === 'active')
+    if (!grant) return reply(res, 403, 'PRODUCT_NOT_GRANTED', `This key holds no active grant for ${route.product}`, {}, { 'x-access-units-left': key.unitsLeft })
+
+    const rate = this.keyRate.take(key.ID, this.config.ratePerSecond ?? key.ratePerSecond, this.config.burst ?? key.burst)
+    if (!rate.ok) return reply(res, 429, 'RATE_LIMITED', `This key's rate limit is reached; retry after ${rate.retryAfterS} s`, {}, { 'Retry-After': rate.retryAfterS })
+
+    const price = this.prices.get(route.routeClass)
+    if (price === undefined) return reply(res, 403, 'ROUTE_NOT_PRICED', `No price is set for ${route.routeClass}; the call is not forwarded`)
+
+    const units = price
+    const reservation = await ledger.reserve({ keyId: key.ID, secretHash: key.secretHash, units, routeClass: route.routeClass, route: `${req.method} ${path}`, requestId })
+    if (!reservation.ok) {
+      this.forget(key.ID)
+      if (reservation.reason === 'insufficient')
+        return reply(res, 402, 'UNITS_EXHAUSTED', `This call costs ${units} units (${route.routeClass}); ${reservation.unitsLeft} are left`, { price: units, unitsLeft: reservation.unitsLeft, routeClass: route.routeClass }, { 'x-access-units-left': reservation.unitsLeft })
+      return reply(res, 401, ...(reservation.reason === 'expired' ? (['KEY_EXPIRED', 'This key has expired'] as const) : ([INVALID_KEY[1], INVALID_KEY[2]] as const)))
+    }
+
+    const held = holdResponse(res, async status => {
+      clearTimeout(timer)
+      if (status >= 400) {
+        const left = await ledger.refund(requestId, String(status))
+        setUnits(res, 0, left ?? reservation.unitsLeft + units)
+      } else {
+        setUnits(res, units, reservation.unitsLeft)
+        ledger.commit(requestId, String(status)).catch(error => cds.log('gateway').error('could not commit', requestId, error))
+      }
+    })
+    const timer = setTimeout(async () => {
+      if (!held.takeOver()) return
+      const left = await ledger.refund(requestId, 'timeout').catch(() => undefined)
+      held.send(504, { 'content-type': 'application/json', 'x-access-units-charged': 0, 'x-access-units-left': left ?? reservation.unitsLeft + units },
+        JSON.stringify({ error: { code: 'UPSTREAM_TIMEOUT', message: `The call was not answered within ${this.config.timeoutMs} ms; its units were refunded` } }))
+    }, this.config.timeoutMs)
+
+    req.gatewayPrincipal = keyPrincipal(key, grant)
+    next()
+  }
+
+  private async lookup(hash: string): Promise<KeyRecord | undefined> {
+    const cached = this.keys.get(hash)
+    if (cached && Date.now() - cached.at < KEY_CACHE_MS) return cached.record
+    const record = await keyBySecretHash(hash)
+    if (record) {
+      if (this.keys.size > 10_000) this.keys.clear()
+      this.keys.set(hash, { record, at: Date.now() })
+    }
+    return record
+  }
+
+  private async loadPrices() {
+    const rows = await cds.tx(() => SELECT.from(Prices).columns('routeClass', 'units'))
+    this.prices = new Map(rows.map((row: any) => [row.routeClass, Number(row.units)]))
+  }
+
+  private async sweep() {
+    try {
+      const voided = await ledger.sweep(this.config.reservationTimeoutS)
+      if (voided) cds.log('gateway').warn(`voided ${voided} reservations left pending longer than ${this.config.reservationTimeoutS} s`)
+    } catch (error) {
+      cds.log('gateway').error('sweeper failed', error)
+    }
+  }
+}
+
+const { SELECT } = cds.ql
+
+const INVALID_KEY: [number, string, string] = [401, 'KEY_INVALID', 'The API key is unknown or revoked']
+
+function secretOf(req: Request): string | undefined {
+  const authorization = req.headers.authorization
+  if (typeof authorization === 'string' && /^bearer\s+/i.test(authorization)) return authorization.replace(/^bearer\s+/i, '').trim()
+  const token = req.headers['x-agent-token']
+  return typeof token === 'string' ? token.trim() : undefined
+}
+
+function addressOf(req: Request): string {
+  return req.socket?.remoteAddress ?? 'unknown'
+}
+
+function setUnits(res: ServerResponse, charged: number, left: number) {
+  res.setHeader('x-access-units-charged', charged)
+  res.setHeader('x-access-units-left', left)
+}
+
+export function reply(res: ServerResponse, status: number, code: string, message: string, extra: object = {}, headers: Record<string, string | number> = {}) {
+  res.statusCode = status
+  res.setHeader('content-type', 'application/json')
+  if (!res.hasHeader('x-access-units-charged')) res.setHeader('x-access-units-charged', 0)
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
+  res.end(JSON.stringify({ error: { code, message, ...extra } }))
+}

@@ -1,0 +1,34 @@
+import cds from '@sap/cds'
+import { ApiError } from '../lib/errors.ts'
+
+/**
+ * The products' own check of a grant principal (through the gateway or with x-agent-token): the
+ * operation must be in the grant's allowed operations, and operations marked `@gateway.closed`
+ * (operator functions such as HSM signing) are never allowed to a grant. The gateway refuses those
+ * before they get here; this is the product refusing too.
+ */
+export function enforceGrants(services: Iterable<any>) {
+  for (const srv of services) {
+    if (!(srv instanceof cds.ApplicationService) || !(srv as any).definition?.['@gateway.product']) continue
+    srv.before('*', (req: cds.Request) => checkGrant(srv, req))
+  }
+}
+
+function checkGrant(srv: any, req: cds.Request) {
+  const attr = (req.user as any)?.attr
+  if (!attr?.grantId) return
+  const operation = operationName(req)
+  const definition = srv.actions?.[operation] ?? (req.target as any)?.actions?.[operation]
+  if (definition?.['@gateway.closed']) throw new ApiError(403, 'GRANT_FORBIDDEN', `${operation} is an operator function; no grant may call it`)
+  if (!allows(attr.allowedOperations ?? [], srv.name, operation)) throw new ApiError(403, 'GRANT_FORBIDDEN', `This grant does not allow ${srv.name}:${operation}`)
+}
+
+/** Reads are named by their entity set, operations by their name. */
+function operationName(req: cds.Request): string {
+  if (req.event === 'READ') return req.target?.name?.split('.').pop() ?? 'READ'
+  return req.event
+}
+
+export function allows(allowed: string[], service: string, operation: string): boolean {
+  return allowed.some(rule => rule === '*' || rule === `${service}:*` || rule === `${service}:${operation}`)
+}

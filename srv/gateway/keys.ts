@@ -1,0 +1,49 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { crc32 } from 'node:zlib'
+
+/**
+ * Secrets: a fixed prefix, an underscore, 256 random bits (base64url) and a 6-character checksum,
+ * so a mistyped or made-up key is refused before any database lookup. API keys start `cag_`;
+ * product-grant tokens `cga_` (chain A) and `cgb_` (chain B). Only SHA-256 hashes are stored.
+ */
+export const API_KEY_PREFIX = 'cag'
+export const GRANT_PREFIXES = { 'chain-a': 'cga', 'chain-b': 'cgb' } as const
+export type Product = keyof typeof GRANT_PREFIXES
+
+const BODY = /^([a-z]{3})_([A-Za-z0-9_-]{43})([A-Za-z0-9_-]{6})$/
+
+export function newSecret(prefix: string): string {
+  const body = randomBytes(32).toString('base64url')
+  return `${prefix}_${body}${checksum(body)}`
+}
+
+/** The prefix of a well-formed secret (checksum verified), or undefined. */
+export function prefixOf(secret: string): string | undefined {
+  const match = BODY.exec(secret)
+  if (!match || checksum(match[2]) !== match[3]) return undefined
+  return match[1]
+}
+
+export const isApiKey = (secret: string) => prefixOf(secret) === API_KEY_PREFIX
+
+export function productOfGrantToken(secret: string): Product | undefined {
+  const prefix = prefixOf(secret)
+  return (Object.keys(GRANT_PREFIXES) as Product[]).find(product => GRANT_PREFIXES[product] === prefix)
+}
+
+export const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex')
+
+/** Compares two SHA-256 hex digests in constant time. */
+export function sameHash(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex')
+  const right = Buffer.from(b, 'hex')
+  return left.length === 32 && right.length === 32 && timingSafeEqual(left, right)
+}
+
+export const hintOf = (secret: string) => secret.slice(0, 12)
+
+function checksum(body: string): string {
+  const sum = Buffer.alloc(4)
+  sum.writeUInt32BE(crc32(body))
+  return sum.toString('base64url').slice(0, 6)
+}

@@ -1,0 +1,57 @@
+import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import type { ChainADevnet } from '../../../srv/chains/chain-a/devnet/index.ts'
+import type { Output } from '../../../srv/chains/chain-a/devnet/types.ts'
+import { ADA, buildTx, largestUtxo, type TxSpec } from '../../devnet/helpers.ts'
+
+/** Unsigned devnet transactions, and what external signers would answer for them. */
+
+/** Comfortably above the minimum fee of these small transactions with a few witnesses. */
+export const FEE = 400_000n
+
+export interface Unsigned {
+  hex: string
+  bodyHash: string
+  inputs: Output[]
+  /** Input references → owner addresses, as the signing service resolves them. */
+  owners: Record<string, string>
+}
+
+/** An unsigned transaction from `from` (its largest output) paying `coin` to `to`, change back to `from`. */
+export function unsignedTransfer(devnet: ChainADevnet, from: string, to: string, coin = 5n * ADA, extra: Partial<TxSpec> = {}): Unsigned {
+  const inputs = [largestUtxo(devnet, from)]
+  const hex = Buffer.from(buildTx({ inputs, outputs: [{ address: to, coin }], fee: FEE, ...extra, signers: [] })).toString('hex')
+  return { hex, bodyHash: bodyHash(hex), inputs, owners: Object.fromEntries(inputs.map(input => [input.ref, input.address])) }
+}
+
+export const bodyHash = (txHex: string) => CSL.FixedTransaction.from_hex(txHex).transaction_hash().to_hex()
+
+/** What a CIP-30 wallet answers for `signTx(tx, true)`: a witness set holding only its vkey witnesses. */
+export function cip30WitnessSet(txHex: string, ...keys: CSL.PrivateKey[]): string {
+  const hash = CSL.FixedTransaction.from_hex(txHex).transaction_hash()
+  const vkeys = CSL.Vkeywitnesses.new()
+  for (const key of keys) vkeys.add(CSL.make_vkey_witness(hash, key))
+  const witnesses = CSL.TransactionWitnessSet.new()
+  witnesses.set_vkeys(vkeys)
+  return witnesses.to_hex()
+}
+
+/** The transaction fully signed by the keys, the way a signer answering a whole transaction would. */
+export function signedWhole(txHex: string, ...keys: CSL.PrivateKey[]): string {
+  const tx = CSL.FixedTransaction.from_hex(txHex)
+  for (const key of keys) tx.sign_and_add_vkey_signature(key)
+  return tx.to_hex()
+}
+
+export const keyHashOf = (key: CSL.PrivateKey) => key.to_public().hash().to_hex()
+
+export const submitHex = (devnet: ChainADevnet, hex: string) => devnet.submit(Buffer.from(hex, 'hex'))
+
+/** Runs `f` and answers the ApiError code it throws (fails when it does not throw). */
+export async function errorCode(f: () => unknown): Promise<string> {
+  try {
+    await f()
+  } catch (error) {
+    return (error as { code?: string }).code ?? String(error)
+  }
+  throw new Error('expected an error')
+}
