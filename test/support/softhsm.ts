@@ -1,14 +1,14 @@
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import * as pkcs11js from 'pkcs11js'
 import { CKK_EC_EDWARDS, CKM_EC_EDWARDS_KEY_PAIR_GEN, ed25519Point } from '../../srv/chains/chain-a/signing/hsm.ts'
 import { defaultExport } from '../../srv/lib/interop.ts'
 
 /**
- * A private SoftHSM2 token for tests: its own configuration and token directory (SOFTHSM2_CONF
- * points there while it lives), initialised with softhsm2-util. Ed25519 keys are generated inside
+ * A private SoftHSM2 token for tests: its own configuration and token directory in the temp
+ * directory, initialised with softhsm2-util. Ed25519 keys are generated inside
  * the token, the private half sensitive and not extractable, like an administrator would on an HSM.
  */
 
@@ -23,32 +23,51 @@ export interface SoftHsmToken {
   pin: string
   /** The slot id SoftHSM assigned to the token (decimal). */
   slotId: string
-  /** Removes the token directory and restores SOFTHSM2_CONF. */
+  /** Removes the configuration and token directory. */
   cleanup(): void
 }
 
 export function createSoftHsmToken(tokenLabel = 'signing-test', pin = '246810', soPin = '13579135'): SoftHsmToken {
-  const dir = mkdtempSync(join(tmpdir(), 'softhsm-'))
-  const confPath = join(dir, 'softhsm2.conf')
-  mkdirSync(join(dir, 'tokens'))
+  const confPath = configPathOfProcess()
+  const dir = dirname(confPath)
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(join(dir, 'tokens'), { recursive: true })
   writeFileSync(confPath, `directories.tokendir = ${join(dir, 'tokens')}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n`)
-  const previous = process.env.SOFTHSM2_CONF
-  process.env.SOFTHSM2_CONF = confPath
-  const output = execFileSync('softhsm2-util', ['--init-token', '--free', '--label', tokenLabel, '--so-pin', soPin, '--pin', pin], { encoding: 'utf8' })
+  const output = execFileSync('softhsm2-util', ['--init-token', '--free', '--label', tokenLabel, '--so-pin', soPin, '--pin', pin],
+    { encoding: 'utf8', env: { ...process.env, SOFTHSM2_CONF: confPath } })
   const slotId = /reassigned to slot (\d+)/.exec(output)?.[1]
   if (!slotId) throw new Error(`softhsm2-util did not say which slot holds the token: ${output}`)
-  return {
-    dir, tokenLabel, pin, slotId,
-    cleanup() {
-      if (previous === undefined) delete process.env.SOFTHSM2_CONF
-      else process.env.SOFTHSM2_CONF = previous
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
+  return { dir, tokenLabel, pin, slotId, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
-/** Generates an Ed25519 key pair in the token (CKM_EC_EDWARDS_KEY_PAIR_GEN); answers the raw public key. */
-export function generateEd25519KeyPair(token: SoftHsmToken, label: string, id: string): Buffer {
+/**
+ * SoftHSM reads SOFTHSM2_CONF from the process environment when the module initialises. Jest gives
+ * each test file a copy of process.env, so the real environment is set with process.loadEnvFile,
+ * which never replaces a variable: the configuration path is therefore one per process.
+ */
+function configPathOfProcess(): string {
+  const confPath = join(tmpdir(), `softhsm-test-${process.pid}`, 'softhsm2.conf')
+  const current = process.env.SOFTHSM2_CONF
+  if (current !== undefined && current !== confPath) throw new Error(`SOFTHSM2_CONF is set (${current}); unset it so the tests use a private SoftHSM token`)
+  const envFile = join(tmpdir(), `softhsm-test-${process.pid}.env`)
+  writeFileSync(envFile, `SOFTHSM2_CONF=${confPath}\n`)
+  try {
+    process.loadEnvFile(envFile)
+  } finally {
+    rmSync(envFile, { force: true })
+  }
+  process.env.SOFTHSM2_CONF = confPath
+  // A child inherits the real environment: proof that the module will not use the system's tokens.
+  const seen = execFileSync('sh', ['-c', 'printf %s "$SOFTHSM2_CONF"'], { encoding: 'utf8' })
+  if (seen !== confPath) throw new Error(`the process environment's SOFTHSM2_CONF is '${seen}', not the test token's ${confPath}`)
+  return confPath
+}
+
+/**
+ * Generates an Ed25519 key pair in the token (CKM_EC_EDWARDS_KEY_PAIR_GEN); answers the raw public
+ * key. `canSign: false` makes a private key the token refuses to sign with.
+ */
+export function generateEd25519KeyPair(token: SoftHsmToken, label: string, id: string, { canSign = true } = {}): Buffer {
   return withUserSession(token, (lib, session) => {
     const common = [
       { type: pkcs11.CKA_TOKEN, value: true },
@@ -57,7 +76,7 @@ export function generateEd25519KeyPair(token: SoftHsmToken, label: string, id: s
     ]
     const { publicKey } = lib.C_GenerateKeyPair(session, { mechanism: CKM_EC_EDWARDS_KEY_PAIR_GEN },
       [...common, { type: pkcs11.CKA_EC_PARAMS, value: ED25519_PARAMS }, { type: pkcs11.CKA_VERIFY, value: true }],
-      [...common, { type: pkcs11.CKA_PRIVATE, value: true }, { type: pkcs11.CKA_SIGN, value: true }, { type: pkcs11.CKA_SENSITIVE, value: true }, { type: pkcs11.CKA_EXTRACTABLE, value: false }])
+      [...common, { type: pkcs11.CKA_PRIVATE, value: true }, { type: pkcs11.CKA_SIGN, value: canSign }, { type: pkcs11.CKA_SENSITIVE, value: true }, { type: pkcs11.CKA_EXTRACTABLE, value: false }])
     const [point] = lib.C_GetAttributeValue(session, publicKey, [{ type: pkcs11.CKA_EC_POINT }])
     return Buffer.from(ed25519Point(point.value)!)
   })
@@ -78,7 +97,7 @@ export function inspectPrivateKey(token: SoftHsmToken, label: string): { keyType
     } catch {
       valueReadable = false
     }
-    return { keyType: keyType.value.readUIntLE(0, keyType.value.length), sensitive: sensitive.value[0] === 1, extractable: extractable.value[0] === 1, valueReadable }
+    return { keyType: Number(keyType.value.length === 8 ? keyType.value.readBigUInt64LE(0) : keyType.value.readUInt32LE(0)), sensitive: sensitive.value[0] === 1, extractable: extractable.value[0] === 1, valueReadable }
   })
 }
 

@@ -63,7 +63,9 @@ function skipItem(bytes: Uint8Array, offset: number, depth: number): number {
       const perEntry = major === MAJOR_MAP ? 2 : 1
       let position = next
       if (indefinite) {
-        while (bytes[position] !== 0xff) position = skipItem(bytes, position, depth + 1)
+        let items = 0
+        for (; bytes[position] !== 0xff; items++) position = skipItem(bytes, position, depth + 1)
+        if (items % perEntry !== 0) throw new Error(`a map at byte ${offset} has a key without a value`)
         return position + 1
       }
       for (let i = 0; i < argument * perEntry; i++) position = skipItem(bytes, position, depth + 1)

@@ -79,6 +79,7 @@ export function resolveHsmConfig(env: Env, block: Record<string, unknown> = {}):
 
 interface Connection {
   lib: pkcs11js.PKCS11
+  modulePath: string
   session: pkcs11js.Handle
   privateKey: pkcs11js.Handle
   publicKey: CSL.PublicKey
@@ -125,6 +126,7 @@ export class HsmSigner {
 
   /** The unsigned transaction signed by the HSM key, its witness merged into the original bytes. */
   async sign(unsignedTxHex: string): Promise<SignedTransaction> {
+    if (!this.config) throw notConfigured('no HSM is configured')
     const bodyHash = parseTransaction(unsignedTxHex).transaction_hash().to_bytes()
     return addVkeyWitnesses(unsignedTxHex, [await this.witness(bodyHash)])
   }
@@ -148,9 +150,9 @@ export class HsmSigner {
     })
   }
 
-  /** Logs out and releases the module. */
-  close(): void {
-    this.disconnect()
+  /** Closes the session (after a signing in progress) and lets go of the module. */
+  close(): Promise<void> {
+    return this.exclusive(async () => this.disconnect())
   }
 
   /** One token operation at a time: a PKCS#11 session runs one signing operation at once. */
@@ -166,31 +168,54 @@ export class HsmSigner {
     if (!config) throw notConfigured('no HSM is configured')
     const pin = this.env[config.pinEnv]
     if (!pin) throw new ApiError(503, 'HSM_PIN_MISSING', `the HSM user PIN is not set (environment variable ${config.pinEnv})`)
-    const lib = openModule(config.modulePath)
+    const lib = acquireModule(config.modulePath)
+    let session: pkcs11js.Handle | undefined
     try {
-      const session = lib.C_OpenSession(findSlot(lib, config.slot), pkcs11.CKF_SERIAL_SESSION)
+      session = lib.C_OpenSession(findSlot(lib, config.slot), pkcs11.CKF_SERIAL_SESSION)
       login(lib, session, pin)
       const { privateKey, publicKey } = findKeyPair(lib, session, config)
-      this.connection = { lib, session, privateKey, publicKey }
+      this.connection = { lib, modulePath: config.modulePath, session, privateKey, publicKey }
       return this.connection
     } catch (error) {
-      release(lib)
+      if (session) quietly(() => lib.C_CloseSession(session!))
+      releaseModule(config.modulePath)
       throw error instanceof ApiError ? error : unavailable(messageOf(error))
     }
   }
 
+  /** Closing the application's last session on the token also logs the user out (PKCS#11). */
   private disconnect() {
     const connection = this.connection
     this.connection = undefined
     if (!connection) return
-    quietly(() => connection.lib.C_Logout(connection.session))
     quietly(() => connection.lib.C_CloseSession(connection.session))
-    release(connection.lib)
+    releaseModule(connection.modulePath)
   }
 }
 
 export function enterpriseAddress(publicKey: CSL.PublicKey, networkId: number): string {
   return CSL.EnterpriseAddress.new(networkId, CSL.Credential.from_keyhash(publicKey.hash())).to_address().to_bech32()
+}
+
+/**
+ * A module is initialised once per process, and finalising it ends every session in the process:
+ * signers share it, and the last one to let go finalises it.
+ */
+const loadedModules = new Map<string, { lib: pkcs11js.PKCS11; users: number }>()
+
+function acquireModule(modulePath: string): pkcs11js.PKCS11 {
+  const loaded = loadedModules.get(modulePath) ?? { lib: openModule(modulePath), users: 0 }
+  loaded.users++
+  loadedModules.set(modulePath, loaded)
+  return loaded.lib
+}
+
+function releaseModule(modulePath: string) {
+  const loaded = loadedModules.get(modulePath)
+  if (!loaded || --loaded.users > 0) return
+  loadedModules.delete(modulePath)
+  quietly(() => loaded.lib.C_Finalize())
+  quietly(() => loaded.lib.close())
 }
 
 function openModule(modulePath: string): pkcs11js.PKCS11 {
@@ -209,11 +234,6 @@ function openModule(modulePath: string): pkcs11js.PKCS11 {
     }
   }
   return lib
-}
-
-function release(lib: pkcs11js.PKCS11) {
-  quietly(() => lib.C_Finalize())
-  quietly(() => lib.close())
 }
 
 function findSlot(lib: pkcs11js.PKCS11, slot: HsmSlot): pkcs11js.Handle {

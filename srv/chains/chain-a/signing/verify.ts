@@ -207,7 +207,7 @@ function scriptProblems(requirements: Requirement[], witnesses: CSL.TransactionW
 
 const bigintOf = (value: CSL.BigNum | undefined) => (value === undefined ? undefined : BigInt(value.to_str()))
 
-interface ValidityInterval {
+export interface ValidityInterval {
   from?: bigint
   until?: bigint
 }
