@@ -68,6 +68,13 @@ export class Gateway {
     return { key }
   }
 
+  /** A blocked address still passes with a key verified good moments ago (only guessing is blocked). */
+  private recentlyVerified(req: Request): boolean {
+    const secret = secretOf(req)
+    const cached = secret && isApiKey(secret) ? this.keys.get(hashSecret(secret)) : undefined
+    return !!cached && cached.record.status === 'active' && Date.now() - cached.at < KEY_CACHE_MS
+  }
+
   forget(keyId: string) {
     for (const [hash, cached] of this.keys) if (cached.record.ID === keyId) this.keys.delete(hash)
   }
@@ -99,7 +106,7 @@ export class Gateway {
 
   private async meter(route: Extract<Classification, { kind: 'metered' }>, requestId: string, path: string, req: Request, res: ServerResponse, next: () => void) {
     const blockedFor = this.failures.blocked(addressOf(req))
-    if (blockedFor) return reply(res, 429, 'TOO_MANY_FAILED_ATTEMPTS', `Too many calls with a missing or invalid key from this address; retry after ${blockedFor} s`, {}, { 'Retry-After': blockedFor })
+    if (blockedFor && !this.recentlyVerified(req)) return reply(res, 429, 'TOO_MANY_FAILED_ATTEMPTS', `Too many calls with a missing or invalid key from this address; retry after ${blockedFor} s`, {}, { 'Retry-After': blockedFor })
 
     const { key, refusal } = await this.presentedKey(req)
     if (!key) {
@@ -134,11 +141,13 @@ export class Gateway {
         ledger.commit(requestId, String(status)).catch(error => cds.log('gateway').error('could not commit', requestId, error))
       }
     })
-    const timer = setTimeout(async () => {
+    // A timeout answers at once and refunds right after: the refund must not wait for the handler
+    // (which may hold the database). Should the process die in between, the sweeper refunds.
+    const timer = setTimeout(() => {
       if (!held.takeOver()) return
-      const left = await ledger.refund(requestId, 'timeout').catch(() => undefined)
-      held.send(504, { 'content-type': 'application/json', 'x-access-units-charged': 0, 'x-access-units-left': left ?? reservation.unitsLeft + units },
-        JSON.stringify({ error: { code: 'UPSTREAM_TIMEOUT', message: `The call was not answered within ${this.config.timeoutMs} ms; its units were refunded` } }))
+      held.send(504, { 'content-type': 'application/json', 'x-access-units-charged': 0, 'x-access-units-left': reservation.unitsLeft + units },
+        JSON.stringify({ error: { code: 'UPSTREAM_TIMEOUT', message: `The call was not answered within ${this.config.timeoutMs} ms; its units are refunded` } }))
+      ledger.refund(requestId, 'timeout').catch(error => cds.log('gateway').error('could not refund a timed-out call; the sweeper will', requestId, error))
     }, this.config.timeoutMs)
 
     req.gatewayPrincipal = keyPrincipal(key, grant)

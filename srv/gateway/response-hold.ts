@@ -55,6 +55,11 @@ export function holdResponse(res: ServerResponse, settle: (status: number) => Pr
       return true
     },
     send(status, headers, body) {
+      // The handler may have set headers (Content-Length of its own body) before its output was dropped.
+      const requestId = res.getHeader('x-request-id')
+      for (const name of res.getHeaderNames()) res.removeHeader(name)
+      if (requestId !== undefined) res.setHeader('x-request-id', requestId)
+      res.setHeader('content-length', Buffer.byteLength(body))
       for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
       ;(original.writeHead as Function).call(res, status)
       ;(original.end as Function).call(res, body)

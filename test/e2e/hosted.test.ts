@@ -1,0 +1,70 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+
+/**
+ * The operator's path, for real: `npm run gateway -- keys …` against the development database, and
+ * `npm start` running the hosted gateway on it.
+ */
+const root = join(__dirname, '..', '..')
+const run = promisify(execFile)
+let server: ChildProcess
+let url: string
+let dataDir: string
+let env: NodeJS.ProcessEnv
+
+const gateway = async (...args: string[]) => (await run('npm', ['run', '-s', 'gateway', '--', ...args], { cwd: root, env })).stdout
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'chain-access-hosted-'))
+  env = { ...process.env, PORT: '0', cds_requires_db_credentials_url: join(dataDir, 'db.sqlite') }
+  delete env.NODE_ENV
+  delete env.CDS_ENV
+}, 10_000)
+
+afterAll(() => {
+  if (server?.pid) process.kill(-server.pid, 'SIGTERM')
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+async function start() {
+  server = spawn('npm', ['start'], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  url = await new Promise<string>((resolve, reject) => {
+    let output = ''
+    const timer = setTimeout(() => reject(new Error(`npm start did not listen in time:\n${output}`)), 45_000)
+    const watch = (chunk: Buffer) => {
+      output += chunk
+      const listening = /server listening on \{ url: '([^']+)'/.exec(output)
+      if (listening) {
+        clearTimeout(timer)
+        resolve(listening[1])
+      }
+    }
+    server.stdout!.on('data', watch)
+    server.stderr!.on('data', watch)
+  })
+}
+
+test('a key issued on the command line is metered by the hosted gateway; credit and revoke take effect', async () => {
+  const issued = await gateway('keys', 'issue', '--units', '5', '--plan', 'trial', '--label', 'e2e')
+  const key = /(cag_[A-Za-z0-9_-]{49})/.exec(issued)![1]
+  const id = /id ([0-9a-f-]{36})/.exec(issued)![1]
+  const config = JSON.parse(issued.slice(issued.indexOf('{')))
+  expect(config.mcpServers['chain-access-chain-a']).toMatchObject({ command: expect.any(String), args: expect.any(Array), env: { CHAIN_ACCESS_KEY: key } })
+  expect(await gateway('keys', 'list')).toContain(id)
+
+  await start()
+  const authorization = { authorization: `Bearer ${key}` }
+  const read = await fetch(`${url}/odata/v4/chaina-odata/Blocks?$top=1`, { headers: authorization })
+  expect(read.status).toBe(200)
+  expect([read.headers.get('x-access-units-charged'), read.headers.get('x-access-units-left')]).toEqual(['1', '4'])
+  expect((await fetch(`${url}/odata/v4/chaina-odata/Blocks`)).status).toBe(401)
+
+  expect(await gateway('keys', 'credit', id, '10')).toContain('14 left')
+  expect((await (await fetch(`${url}/me`, { headers: authorization })).json()).unitsLeft).toBe(14)
+
+  expect(await gateway('keys', 'revoke', id)).toContain('revoked')
+  expect((await fetch(`${url}/odata/v4/chaina-odata/Blocks?$top=1`, { headers: authorization })).status).toBe(401)
+}, 90_000)

@@ -1,0 +1,69 @@
+import cds from '@sap/cds'
+import { runningDevnet } from '../support/chain-a.ts'
+import { bearer, issueTestKey } from '../support/gateway.ts'
+import { FailureWindow, KeyRateLimit } from '../../srv/gateway/rate-limits.ts'
+
+process.env.GATEWAY_ENABLED = 'true'
+process.env.GATEWAY_RATE_PER_SECOND = '1'
+process.env.GATEWAY_BURST = '3'
+process.env.GATEWAY_AUTH_FAILURES = '5'
+const { GET, defaults } = cds.test(__dirname + '/../..')
+defaults.validateStatus = () => true
+
+beforeAll(() => runningDevnet())
+afterAll(() => {
+  for (const name of ['GATEWAY_ENABLED', 'GATEWAY_RATE_PER_SECOND', 'GATEWAY_BURST', 'GATEWAY_AUTH_FAILURES']) delete process.env[name]
+})
+
+test('a key past its burst answers 429 with Retry-After, uncharged', async () => {
+  const { key } = await issueTestKey({ units: 100 })
+  const statuses: number[] = []
+  let limited: any
+  for (let i = 0; i < 5; i++) {
+    const response = await GET('/odata/v4/chaina-odata/Blocks?$top=1', bearer(key))
+    statuses.push(response.status)
+    if (response.status === 429) limited = response
+  }
+  expect(statuses).toEqual([200, 200, 200, 429, 429])
+  expect(limited.data.error.code).toBe('RATE_LIMITED')
+  expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1)
+  expect(limited.headers['x-access-units-charged']).toBe('0')
+  expect((await GET('/me', bearer(key))).data.unitsLeft).toBe(97)
+})
+
+test('too many calls with bad keys from one address answer 429 with Retry-After; a key verified moments before still passes', async () => {
+  const known = await issueTestKey({ units: 100 })
+  const unseen = await issueTestKey({ units: 100 })
+  expect((await GET('/odata/v4/chaina-odata/Blocks?$top=1', bearer(known.key))).status).toBe(200)
+  const statuses: number[] = []
+  let limited: any
+  for (let i = 0; i < 7; i++) {
+    const response = await GET('/odata/v4/chaina-odata/Blocks', bearer('cag_nope'))
+    statuses.push(response.status)
+    if (response.status === 429) limited = response
+  }
+  expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429])
+  expect(limited.data.error.code).toBe('TOO_MANY_FAILED_ATTEMPTS')
+  expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
+  expect((await GET('/odata/v4/chaina-odata/Blocks?$top=1', bearer(unseen.key))).status).toBe(429)
+  expect((await GET('/odata/v4/chaina-odata/Blocks?$top=1', bearer(known.key))).status).toBe(200)
+})
+
+describe('the limiters themselves', () => {
+  test('a token bucket refills at its rate', () => {
+    const limit = new KeyRateLimit()
+    expect(limit.take('k', 2, 2, 0)).toEqual({ ok: true })
+    expect(limit.take('k', 2, 2, 0)).toEqual({ ok: true })
+    expect(limit.take('k', 2, 2, 0)).toEqual({ ok: false, retryAfterS: 1 })
+    expect(limit.take('k', 2, 2, 500)).toEqual({ ok: true })
+  })
+
+  test('a failure window opens again when it ends', () => {
+    const window = new FailureWindow(2, 10)
+    window.record('a', 0)
+    window.record('a', 1)
+    expect(window.blocked('a', 2)).toBe(10)
+    expect(window.blocked('b', 2)).toBeUndefined()
+    expect(window.blocked('a', 10_001)).toBeUndefined()
+  })
+})

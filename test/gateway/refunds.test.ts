@@ -1,0 +1,73 @@
+import cds from '@sap/cds'
+import { runningDevnet, growChain } from '../support/chain-a.ts'
+import { balanceOf, bearer, issueTestKey, ledgerOf, ledgerSum } from '../support/gateway.ts'
+import * as ledger from '../../srv/gateway/ledger.ts'
+
+process.env.GATEWAY_ENABLED = 'true'
+process.env.GATEWAY_TIMEOUT_MS = '300'
+process.env.GATEWAY_RATE_PER_SECOND = '100000'
+process.env.GATEWAY_BURST = '100000'
+const { GET, defaults } = cds.test(__dirname + '/../..')
+defaults.validateStatus = () => true
+
+const S = '/odata/v4/chaina-odata'
+let devnet: ReturnType<typeof runningDevnet>
+let transfers: string[]
+
+beforeAll(() => {
+  devnet = runningDevnet()
+  transfers = growChain(devnet, ['transfer'], 3).filter(e => e.kind === 'transfer').map(e => e.txHash!)
+})
+afterAll(() => {
+  for (const name of ['GATEWAY_ENABLED', 'GATEWAY_TIMEOUT_MS', 'GATEWAY_RATE_PER_SECOND', 'GATEWAY_BURST']) delete process.env[name]
+})
+
+test('a call the upstream does not answer within the timeout answers 504 and is refunded', async () => {
+  const { id, key } = await issueTestKey({ units: 10 })
+  devnet.setLatency(1000)
+  try {
+    const response = await GET(`${S}/Transactions('${transfers[0]}')`, bearer(key))
+    expect(response.data.error.code).toBe('UPSTREAM_TIMEOUT')
+    expect(response.status).toBe(504)
+    expect(response.headers['x-access-units-charged']).toBe('0')
+    expect(response.headers['x-access-units-left']).toBe('10')
+  } finally {
+    devnet.setLatency(0)
+  }
+  // The refund follows the answer; it lands once the abandoned handler lets go of the database.
+  for (let i = 0; i < 100 && (await balanceOf(id)) !== 10; i++) await new Promise(resolve => setTimeout(resolve, 50))
+  expect(await balanceOf(id)).toBe(10)
+  const entries = await ledgerOf(id)
+  expect(entries.map(entry => [entry.kind, entry.state, entry.outcome])).toEqual([['credit', 'posted', null], ['charge', 'refunded', 'timeout'], ['refund', 'posted', 'timeout']])
+  expect(ledgerSum(entries)).toBe(10)
+})
+
+test('a call the upstream rejects (unreachable: 503) is refunded', async () => {
+  const { id, key } = await issueTestKey({ units: 10 })
+  const port = new URL(devnet.url).port
+  const { chainAUpstreamConfig } = await import('../../srv/chains/chain-a/index.ts')
+  expect(chainAUpstreamConfig().url).toContain(port)
+  await devnet.stop()
+  const response = await GET(`${S}/Transactions('${transfers[1]}')`, bearer(key))
+  expect(response.data.error.code).toBe('UPSTREAM_UNAVAILABLE')
+  expect(response.status).toBe(503)
+  expect(response.headers['x-access-units-charged']).toBe('0')
+  expect(await balanceOf(id)).toBe(10)
+  expect((await ledgerOf(id)).map(entry => entry.kind)).toEqual(['credit', 'charge', 'refund'])
+})
+
+test('a reservation left pending by a crashed process is voided by the sweeper, once', async () => {
+  const { id } = await issueTestKey({ units: 10 })
+  const { ApiKeys } = cds.entities('gateway')
+  const { secretHash } = await cds.tx(() => SELECT.one.from(ApiKeys).columns('secretHash').where({ ID: id }))
+  const reserved = await ledger.reserve({ keyId: id, secretHash, units: 3, routeClass: 'entity-read', route: 'GET /crashed', requestId: 'crashed-request' })
+  expect(reserved).toEqual({ ok: true, unitsLeft: 7 })
+  expect(await ledger.sweep(60)).toBe(0)
+  const { LedgerEntries } = cds.entities('gateway')
+  await cds.tx(() => UPDATE(LedgerEntries).set({ createdAt: new Date(Date.now() - 120_000).toISOString() }).where({ requestId: 'crashed-request' }))
+  const sweeps = await Promise.all([ledger.sweep(60), ledger.sweep(60)])
+  expect(sweeps.reduce((a, b) => a + b, 0)).toBe(1)
+  expect(await balanceOf(id)).toBe(10)
+  expect(await ledger.commit('crashed-request', '200')).toBe(false)
+  expect((await ledgerOf(id)).find(entry => entry.kind === 'charge')).toMatchObject({ state: 'refunded', outcome: 'voided' })
+})
