@@ -1,5 +1,7 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import { exUnitsFee } from '../../srv/chains/chain-a/plutus.ts'
 import { ChainADevnet, type DevnetOptions } from '../../srv/chains/chain-a/devnet/index.ts'
+import { PROTOCOL_PARAMETERS } from '../../srv/chains/chain-a/devnet/params.ts'
 import type { Output } from '../../srv/chains/chain-a/devnet/types.ts'
 import { toCslValue, type Value } from '../../srv/chains/chain-a/devnet/values.ts'
 import { signaturePolicy } from '../../srv/chains/chain-a/devnet/wallet.ts'
@@ -32,7 +34,7 @@ export function largestUtxo(devnet: ChainADevnet, address: string): Output {
 
 export interface TxSpec {
   inputs: Output[]
-  outputs?: { address: string; coin: bigint; assets?: Map<string, bigint> }[]
+  outputs?: { address: string; coin: bigint; assets?: Map<string, bigint>; datum?: { inline: CSL.PlutusData } | { hash: CSL.PlutusData }; scriptRef?: CSL.PlutusScript }[]
   /** Where the remainder goes (default: the first input's address). */
   change?: string
   /** Added to the change's lovelace after balancing (to break value conservation). */
@@ -41,7 +43,8 @@ export interface TxSpec {
   fee?: bigint
   ttl?: number
   validFrom?: number
-  mint?: { policy: CSL.NativeScript; name: string; quantity: bigint }[]
+  /** Minting under a policy: a native script, or a Plutus script (with a mint redeemer). */
+  mint?: { policy: CSL.NativeScript | CSL.PlutusScript; name: string; quantity: bigint }[]
   /** Native scripts in the witness set (default: the mint policies). */
   scripts?: CSL.NativeScript[]
   certificates?: CSL.Certificate[]
@@ -53,6 +56,16 @@ export interface TxSpec {
   omitAuxiliaryDataHash?: boolean
   requiredSigners?: string[]
   plutusScripts?: CSL.PlutusScript[]
+  redeemers?: { tag: 'spend' | 'mint'; index: number; data: CSL.PlutusData; mem: number; steps: number }[]
+  /** Datums in the witness set. */
+  datums?: CSL.PlutusData[]
+  referenceInputs?: Output[]
+  collateral?: Output[]
+  collateralReturn?: { address: string; coin: bigint }
+  totalCollateral?: bigint
+  /** By default computed from the redeemers, datums and the Plutus V3 cost model; null leaves it out. */
+  scriptDataHash?: string | null
+  isValid?: boolean
   signers: CSL.PrivateKey[]
 }
 
@@ -61,12 +74,36 @@ const bigNum = (n: bigint | number) => CSL.BigNum.from_str(String(n))
 /** Builds and signs a transaction exactly as specified, balancing lovelace and assets into a change output. */
 export function buildTx(spec: TxSpec): Uint8Array {
   let fee = spec.fee ?? 170_000n
+  const exUnits = (spec.redeemers ?? []).reduce((sum, r) => ({ mem: sum.mem + r.mem, steps: sum.steps + r.steps }), { mem: 0, steps: 0 })
   for (;;) {
     const bytes = assemble(spec, fee)
-    const minimum = 44n * BigInt(bytes.length) + 155_381n
+    const minimum = 44n * BigInt(bytes.length) + 155_381n + exUnitsFee(exUnits, PROTOCOL_PARAMETERS)
     if (spec.fee !== undefined || fee >= minimum) return bytes
     fee = minimum
   }
+}
+
+/** The minimal outputs a test spends: where they are and what they hold. */
+type Spendable = Pick<Output, 'txHash' | 'index' | 'address' | 'value'>
+
+const inputOf = (output: Spendable) => CSL.TransactionInput.new(CSL.TransactionHash.from_hex(output.txHash), output.index)
+
+function inputList(outputs: Spendable[]): CSL.TransactionInputs {
+  const list = CSL.TransactionInputs.new()
+  outputs.forEach(output => list.add(inputOf(output)))
+  return list
+}
+
+export function plutusData(json: unknown): CSL.PlutusData {
+  return CSL.PlutusData.from_json(JSON.stringify(json), CSL.PlutusDatumSchema.DetailedSchema)
+}
+
+export function v3CostModels(): CSL.Costmdls {
+  const model = CSL.CostModel.new()
+  PROTOCOL_PARAMETERS.costModels.PlutusV3.forEach((cost, i) => model.set(i, CSL.Int.from_str(String(cost))))
+  const models = CSL.Costmdls.new()
+  models.insert(CSL.Language.new_plutus_v3(), model)
+  return models
 }
 
 function assemble(spec: TxSpec, fee: bigint): Uint8Array {
@@ -82,7 +119,11 @@ function assemble(spec: TxSpec, fee: bigint): Uint8Array {
   }
   const outputs = CSL.TransactionOutputs.new()
   for (const output of spec.outputs ?? []) {
-    outputs.add(CSL.TransactionOutput.new(CSL.Address.from_bech32(output.address), toCslValue({ coin: output.coin, assets: output.assets ?? new Map() })))
+    const cslOutput = CSL.TransactionOutput.new(CSL.Address.from_bech32(output.address), toCslValue({ coin: output.coin, assets: output.assets ?? new Map() }))
+    if (output.datum && 'inline' in output.datum) cslOutput.set_plutus_data(output.datum.inline)
+    if (output.datum && 'hash' in output.datum) cslOutput.set_data_hash(CSL.hash_plutus_data(output.datum.hash))
+    if (output.scriptRef) cslOutput.set_script_ref(CSL.ScriptRef.new_plutus_script(output.scriptRef))
+    outputs.add(cslOutput)
     add(output.coin, output.assets ?? new Map(), -1n)
   }
   const mintUnits = new Map<string, bigint>()
@@ -116,6 +157,10 @@ function assemble(spec: TxSpec, fee: bigint): Uint8Array {
     for (const w of spec.withdrawals) withdrawals.insert(CSL.RewardAddress.from_address(CSL.Address.from_bech32(w.stakeAddress))!, bigNum(w.amount))
     body.set_withdrawals(withdrawals)
   }
+  if (spec.referenceInputs?.length) body.set_reference_inputs(inputList(spec.referenceInputs))
+  if (spec.collateral?.length) body.set_collateral(inputList(spec.collateral))
+  if (spec.collateralReturn) body.set_collateral_return(CSL.TransactionOutput.new(CSL.Address.from_bech32(spec.collateralReturn.address), CSL.Value.new(bigNum(spec.collateralReturn.coin))))
+  if (spec.totalCollateral !== undefined) body.set_total_collateral(bigNum(spec.totalCollateral))
   if (spec.requiredSigners?.length) {
     const signers = CSL.Ed25519KeyHashes.new()
     spec.requiredSigners.forEach(hash => signers.add(CSL.Ed25519KeyHash.from_hex(hash)))
@@ -131,7 +176,7 @@ function assemble(spec: TxSpec, fee: bigint): Uint8Array {
   }
 
   const witnesses = CSL.TransactionWitnessSet.new()
-  const scripts = spec.scripts ?? (spec.mint ?? []).map(m => m.policy)
+  const scripts = spec.scripts ?? (spec.mint ?? []).map(m => m.policy).filter(policy => policy instanceof CSL.NativeScript)
   if (scripts.length) {
     const list = CSL.NativeScripts.new()
     const seen = new Set<string>()
@@ -143,7 +188,20 @@ function assemble(spec: TxSpec, fee: bigint): Uint8Array {
     spec.plutusScripts.forEach(s => list.add(s))
     witnesses.set_plutus_scripts(list)
   }
+  const redeemers = CSL.Redeemers.new()
+  for (const r of spec.redeemers ?? []) {
+    const tag = r.tag === 'spend' ? CSL.RedeemerTag.new_spend() : CSL.RedeemerTag.new_mint()
+    redeemers.add(CSL.Redeemer.new(tag, bigNum(r.index), r.data, CSL.ExUnits.new(bigNum(r.mem), bigNum(r.steps))))
+  }
+  if (redeemers.len()) witnesses.set_redeemers(redeemers)
+  const datums = CSL.PlutusList.new()
+  spec.datums?.forEach(d => datums.add(d))
+  if (datums.len()) witnesses.set_plutus_data(datums)
+  const dataHash = spec.scriptDataHash !== undefined ? spec.scriptDataHash
+    : redeemers.len() || datums.len() ? CSL.hash_script_data(redeemers, v3CostModels(), datums.len() ? datums : undefined).to_hex() : null
+  if (dataHash) body.set_script_data_hash(CSL.ScriptDataHash.from_hex(dataHash))
   const fixed = CSL.FixedTransaction.from_bytes(CSL.Transaction.new(body, witnesses, auxiliary).to_bytes())
+  if (spec.isValid === false) fixed.set_is_valid(false)
   for (const key of spec.signers) fixed.sign_and_add_vkey_signature(key)
   return fixed.to_bytes()
 }

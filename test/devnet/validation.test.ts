@@ -135,11 +135,6 @@ describe('rejections', () => {
     await expectRejected(transfer({ withdrawals: [{ stakeAddress: w1.stakeAddress, amount: 5n * ADA }], signers: [w1.payment, w1.stake] }), /^WithdrawalsNotInRewardsCERTS: withdrawal of 5000000 from stake_test1\w+ does not match its reward balance 0$/)
   })
 
-  it('PlutusNotSupported for a transaction carrying Plutus scripts', async () => {
-    const script = CSL.PlutusScript.new_v3(Buffer.from('4e4d01000033222220051200120011', 'hex'))
-    await expectRejected(transfer({ plutusScripts: [script] }), /^PlutusNotSupported: /)
-  })
-
   it('DuplicateTransaction for a transaction already in the mempool or on chain', async () => {
     const cbor = transfer()
     const hash = (await submitHttp(devnet, cbor)).body

@@ -73,6 +73,8 @@ function decodeFixed(fixed: CSL.FixedTransaction, bytes: Uint8Array, keyDeposit:
     referenceInputs: list(body.reference_inputs()).map(refOf),
     collateral: list(body.collateral()).map(refOf),
     outputs: cslOutputs.map(decodeOutput),
+    collateralReturn: body.collateral_return() ? decodeOutput(body.collateral_return()!) : null,
+    validContract: fixed.is_valid(),
     mint: decodeMint(body.mint()),
     metadata: decodeMetadata(fixed.auxiliary_data()),
     withdrawals: withdrawals.map(({ stakeAddress, amount }) => ({ stakeAddress, amount })),
@@ -99,6 +101,7 @@ function decodeOutput(output: CSL.TransactionOutput): OutputData {
     dataHash: output.data_hash()?.to_hex() ?? null,
     inlineDatum: output.plutus_data()?.to_hex() ?? null,
     referenceScriptHash: scriptRef ? (scriptRef.native_script()?.hash() ?? scriptRef.plutus_script()!.hash()).to_hex() : null,
+    referenceScript: scriptRef?.to_hex() ?? null,
   }
 }
 

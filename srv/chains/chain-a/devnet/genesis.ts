@@ -128,13 +128,13 @@ function genesisTx(hash: string, outputs: OutputData[], certificates: Certificat
     sum + (cert.kind === 'registration' || cert.kind === 'drep_registration' ? cert.deposit : cert.kind === 'pool_registration' ? PROTOCOL_PARAMETERS.poolDeposit : 0n), 0n)
   return {
     hash, cbor: null, size: 0, fee: 0n, deposit, treasuryDonation: 0n, invalidBefore: null, invalidHereafter: null,
-    inputs: [], referenceInputs: [], collateral: [], outputs, mint: new Map(), metadata: [], withdrawals: [], certificates, redeemerCount: 0,
+    inputs: [], referenceInputs: [], collateral: [], outputs, collateralReturn: null, validContract: true, mint: new Map(), metadata: [], withdrawals: [], certificates, redeemerCount: 0,
   }
 }
 
 function walletOutputs(wallet: WalletKeys, amounts: bigint[]): OutputData[] {
   const payment = { type: 'key' as const, hash: wallet.payment.to_public().hash().to_hex() }
-  return amounts.map(coin => ({ address: wallet.address, payment, stakeAddress: wallet.stakeAddress, value: lovelace(coin), dataHash: null, inlineDatum: null, referenceScriptHash: null }))
+  return amounts.map(coin => ({ address: wallet.address, payment, stakeAddress: wallet.stakeAddress, value: lovelace(coin), dataHash: null, inlineDatum: null, referenceScriptHash: null, referenceScript: null }))
 }
 
 const stakeCertificates = (wallet: WalletKeys, pool: string, drep: string | null): Certificate[] => [

@@ -4,8 +4,9 @@ import { LedgerRuleError } from './decode.ts'
 import { buildGenesis, type Genesis } from './genesis.ts'
 import { PendingView } from './mempool.ts'
 import { GENESIS, PROTOCOL_PARAMETERS, type ProtocolParameters } from './params.ts'
-import type { Block, Certificate, Inclusion, LedgerTx, Output, PoolParams, TxRecord } from './types.ts'
-import { validateTransaction, type AccountState, type LedgerView } from './validate.ts'
+import { createdOutputs, spentRefs, type Block, type Certificate, type Inclusion, type LedgerTx, type Output, type PoolParams, type TxRecord } from './types.ts'
+import type { SlotConfig } from '../plutus.ts'
+import { validateTransaction, type AccountState, type LedgerView, type ValidationContext } from './validate.ts'
 
 /**
  * The devnet's ledger: UTxO set, transactions, blocks, epochs, stake accounts, pools, DReps,
@@ -200,10 +201,19 @@ export class Ledger implements LedgerView {
 
   /** Validates a transaction against the ledger plus the mempool and queues it; answers its hash. */
   submit(bytes: Uint8Array): string {
-    const tx = validateTransaction(bytes, { view: this.pending, slot: this.nextSlot(), params: this.params })
+    const tx = validateTransaction(bytes, this.validationContext(this.pending, this.nextSlot()))
     this.mempool.push(tx)
     this.pending.record(tx)
     return tx.hash
+  }
+
+  validationContext(view: LedgerView, slot: number): ValidationContext {
+    return { view, slot, params: this.params, slotConfig: this.slotConfig }
+  }
+
+  /** Slot-to-time conversion for script contexts: slot 0 is the system start. */
+  get slotConfig(): SlotConfig {
+    return { zeroTimeMs: this.systemStartMs, zeroSlot: 0, slotLengthMs: this.slotLengthMs }
   }
 
   /** Transactions accepted but not yet in a block, in arrival order. */
@@ -253,7 +263,7 @@ export class Ledger implements LedgerView {
   /** A pending transaction that no longer validates (e.g. its validity interval passed) is dropped. */
   private revalidate(tx: LedgerTx, view: LedgerView, slot: number): LedgerTx | undefined {
     try {
-      return validateTransaction(tx.cbor!, { view, slot, params: this.params })
+      return validateTransaction(tx.cbor!, this.validationContext(view, slot))
     } catch (error) {
       if (error instanceof LedgerRuleError) return undefined
       throw error
@@ -306,7 +316,7 @@ export class Ledger implements LedgerView {
       size: HEADER_FIELDS_SIZE + txs.reduce((sum, tx) => sum + tx.size, 0),
       txs: txs.map(tx => tx.hash),
       fees: txs.reduce((sum, tx) => sum + tx.fee, 0n),
-      output: txs.reduce((sum, tx) => sum + tx.outputs.reduce((s, o) => s + o.value.coin, 0n), 0n),
+      output: txs.reduce((sum, tx) => sum + createdOutputs(tx).reduce((s, [, o]) => s + o.value.coin, 0n), 0n),
       previousBlock: previous?.hash ?? null,
       vrfKey: pool ? bech32('vrf_vk', pool.vrfKey) : null,
       opCert: pool ? blake2b256Hex(`opcert:${pool.hex}`) : null,
@@ -353,29 +363,34 @@ export class Ledger implements LedgerView {
     const record: TxRecord = { ...tx, included: inclusion }
     this.txs.set(tx.hash, record)
     const touched = new Set<string>()
-    const units = new Set<string>(tx.mint.keys())
-    for (const ref of tx.inputs) {
+    const units = new Set<string>(tx.validContract ? tx.mint.keys() : [])
+    for (const ref of spentRefs(tx)) {
       const spent = this.spend(ref, tx.hash)
       touched.add(spent.address)
       for (const unit of spent.value.assets.keys()) units.add(unit)
     }
-    tx.outputs.forEach((data, index) => {
+    for (const [index, data] of createdOutputs(tx)) {
       const output: Output = { ...data, ref: `${tx.hash}#${index}`, txHash: tx.hash, index, blockHash: inclusion.blockHash, spentBy: null }
       this.create(output)
       touched.add(output.address)
       for (const unit of output.value.assets.keys()) units.add(unit)
-    })
+    }
     for (const address of touched) this.addressHistory(address).txs.push(tx.hash)
-    for (const cert of tx.certificates) this.applyCertificate(cert, record)
+    this.pots.fees += tx.fee
+    // A transaction whose scripts failed has no other effect than paying its collateral.
+    if (tx.validContract) this.applyEffects(record)
+    for (const unit of units) this.assets.get(unit)?.txs.push(tx.hash)
+  }
+
+  private applyEffects(tx: TxRecord) {
+    for (const cert of tx.certificates) this.applyCertificate(cert, tx)
     for (const { stakeAddress, amount } of tx.withdrawals) {
       const account = this.accounts.get(stakeAddress)!
       account.rewards -= amount
       account.withdrawalsSum += amount
     }
-    this.applyMint(record)
-    for (const unit of units) this.assets.get(unit)?.txs.push(tx.hash)
+    this.applyMint(tx)
     for (const { label } of tx.metadata) listOf(this.labels, label).push(tx.hash)
-    this.pots.fees += tx.fee
     this.pots.deposits += tx.deposit
     this.pots.treasury += tx.treasuryDonation
   }

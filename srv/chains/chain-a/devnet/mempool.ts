@@ -1,4 +1,4 @@
-import type { LedgerTx, OutputData } from './types.ts'
+import { createdOutputs, spentRefs, type LedgerTx, type OutputData } from './types.ts'
 import type { AccountState, LedgerView } from './validate.ts'
 
 /**
@@ -50,8 +50,9 @@ export class PendingView implements LedgerView {
 
   record(tx: LedgerTx) {
     this.recorded.add(tx.hash)
-    for (const ref of tx.inputs) this.spent.add(ref)
-    tx.outputs.forEach((output, index) => this.created.set(`${tx.hash}#${index}`, { ...output, ref: `${tx.hash}#${index}` }))
+    for (const ref of spentRefs(tx)) this.spent.add(ref)
+    for (const [index, output] of createdOutputs(tx)) this.created.set(`${tx.hash}#${index}`, { ...output, ref: `${tx.hash}#${index}` })
+    if (!tx.validContract) return
     const update = (stakeAddress: string, change: Partial<AccountState>) => {
       const current = this.account(stakeAddress) ?? { registered: false, deposit: 0n, rewards: 0n, drep: null }
       this.accounts.set(stakeAddress, { ...current, ...change })

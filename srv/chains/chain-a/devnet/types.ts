@@ -16,6 +16,8 @@ export interface OutputData {
   dataHash: string | null
   inlineDatum: string | null
   referenceScriptHash: string | null
+  /** The reference script itself (CBOR of the output's script_ref, hex), for script witnesses and fees. */
+  referenceScript: string | null
 }
 
 /** An output on chain; `ref` is `<tx hash>#<index>`. Spent outputs are kept, with the spender. */
@@ -80,6 +82,10 @@ export interface LedgerTx {
   referenceInputs: string[]
   collateral: string[]
   outputs: OutputData[]
+  /** Where what is left of the collateral goes when the scripts fail (created at index `outputs.length`). */
+  collateralReturn: OutputData | null
+  /** False when the transaction's scripts failed: only its collateral is consumed (`is_valid = false`). */
+  validContract: boolean
   /** Minted (positive) and burned (negative) quantities by unit. */
   mint: Map<string, bigint>
   metadata: TxMetadata[]
@@ -118,4 +124,13 @@ export interface Block {
   vrfKey: string | null
   opCert: string | null
   opCertCounter: string | null
+}
+
+/** The outputs a transaction spends: its inputs, or only its collateral when its scripts failed. */
+export const spentRefs = (tx: LedgerTx): string[] => (tx.validContract ? tx.inputs : tx.collateral)
+
+/** The outputs a transaction creates, by index: its outputs, or only its collateral return when its scripts failed. */
+export function createdOutputs(tx: LedgerTx): [number, OutputData][] {
+  if (tx.validContract) return tx.outputs.map((output, index) => [index, output])
+  return tx.collateralReturn ? [[tx.outputs.length, tx.collateralReturn]] : []
 }

@@ -1,14 +1,20 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import type { SlotConfig } from '../plutus.ts'
 import { blake2b256Hex } from './crypto.ts'
 import { decodeTransaction, LedgerRuleError, type DecodedTx } from './decode.ts'
 import { GENESIS, type ProtocolParameters } from './params.ts'
+import {
+  availableScripts, collateralSufficient, datumsPresent, declaredRedeemers, exUnitsWithinLimits, redeemersMatchPurposes, scriptDataHashMatches,
+  scriptFees, scriptsValidate, scriptWitnessesNotExtraneous, sortedRefs, type AvailableScript, type DeclaredRedeemer, type PlutusPurpose,
+} from './scripts.ts'
 import type { Credential, LedgerTx, OutputData } from './types.ts'
 import { addValue, describeValue, lovelace, sumValues, valuesEqual, type Value } from './values.ts'
 
 /**
  * Transaction validation, as the ledger rules of the node apply it. Phase one is a list of named
  * rules run in order; each throws a LedgerRuleError whose message starts with the node's name for
- * the rule (e.g. `BadInputsUTxO: ...`). Phase two (script execution) runs after phase one passed.
+ * the rule (e.g. `BadInputsUTxO: ...`). Phase two (running Plutus scripts, `scripts.ts`) runs after
+ * phase one passed.
  */
 
 export { LedgerRuleError }
@@ -36,23 +42,37 @@ export interface ValidationContext {
   /** The slot the transaction is validated at: the slot of the block that would include it. */
   slot: number
   params: ProtocolParameters
+  /** Converts the validity interval to times for the script context. */
+  slotConfig: SlotConfig
 }
 
+type Resolved = OutputData & { ref: string }
+
 /** The transaction under validation, with what earlier rules established for later ones. */
-interface Candidate extends DecodedTx {
-  resolvedInputs: (OutputData & { ref: string })[]
+export interface Candidate extends DecodedTx {
+  resolvedInputs: Resolved[]
+  resolvedReferenceInputs: Resolved[]
+  resolvedCollateral: Resolved[]
   deposits: bigint
   refunds: bigint
   /** Key hashes whose signatures over the body verified. */
   signers: Set<string>
+  /** Scripts the transaction provides (witness set, reference scripts), by hash. */
+  scripts: Map<string, AvailableScript>
+  /** Hashes of the scripts the transaction must run or satisfy. */
+  neededScripts: string[]
+  plutusPurposes: PlutusPurpose[]
+  redeemers: DeclaredRedeemer[]
 }
 
-type Rule = (candidate: Candidate, context: ValidationContext) => void
+export type Rule = (candidate: Candidate, context: ValidationContext) => void
 
 export function validateTransaction(bytes: Uint8Array, context: ValidationContext): LedgerTx {
+  const decoded = decodeTransaction(bytes, context.params.keyDeposit)
   const candidate: Candidate = {
-    ...decodeTransaction(bytes, context.params.keyDeposit),
-    resolvedInputs: [], deposits: 0n, refunds: 0n, signers: new Set(),
+    ...decoded,
+    resolvedInputs: [], resolvedReferenceInputs: [], resolvedCollateral: [], deposits: 0n, refunds: 0n, signers: new Set(),
+    scripts: new Map(), neededScripts: [], plutusPurposes: [], redeemers: declaredRedeemers(decoded.witnesses),
   }
   for (const rule of PHASE_ONE) rule(candidate, context)
   for (const rule of PHASE_TWO) rule(candidate, context)
@@ -81,10 +101,14 @@ const hasInputs: Rule = ({ tx }) => {
 }
 
 const inputsExist: Rule = (candidate, { view }) => {
-  for (const ref of [...candidate.tx.inputs, ...candidate.tx.referenceInputs]) {
+  const { inputs, referenceInputs, collateral } = candidate.tx
+  for (const ref of [...inputs, ...referenceInputs, ...collateral]) {
     if (!view.output(ref)) fail('BadInputsUTxO', `input ${ref} does not exist or is already spent`)
   }
-  candidate.resolvedInputs = candidate.tx.inputs.map(ref => view.output(ref)!)
+  candidate.resolvedInputs = inputs.map(ref => view.output(ref)!)
+  candidate.resolvedReferenceInputs = referenceInputs.map(ref => view.output(ref)!)
+  candidate.resolvedCollateral = collateral.map(ref => view.output(ref)!)
+  candidate.scripts = availableScripts(candidate)
 }
 
 const withinValidityInterval: Rule = ({ tx }, { slot }) => {
@@ -93,10 +117,18 @@ const withinValidityInterval: Rule = ({ tx }, { slot }) => {
   if (tx.invalidHereafter !== null && current >= tx.invalidHereafter) fail('OutsideValidityIntervalUTxO', `current slot ${slot} is not before invalid_hereafter ${tx.invalidHereafter}`)
 }
 
-const onThisNetwork: Rule = ({ tx, body, cslOutputs }) => {
-  cslOutputs.forEach((output, index) => {
-    if (output.address().network_id() !== GENESIS.networkId) fail('WrongNetwork', `output ${index} pays to an address of network ${output.address().network_id()}, expected ${GENESIS.networkId}`)
-  })
+/** The outputs the ledger checks for size and network: the outputs and the collateral return. */
+function checkedOutputs({ cslOutputs, body }: Candidate): [string, CSL.TransactionOutput][] {
+  const outputs = cslOutputs.map((output, index): [string, CSL.TransactionOutput] => [`output ${index}`, output])
+  const collateralReturn = body.collateral_return()
+  return collateralReturn ? [...outputs, ['the collateral return', collateralReturn]] : outputs
+}
+
+const onThisNetwork: Rule = (candidate) => {
+  const { tx, body } = candidate
+  for (const [name, output] of checkedOutputs(candidate)) {
+    if (output.address().network_id() !== GENESIS.networkId) fail('WrongNetwork', `${name} pays to an address of network ${output.address().network_id()}, expected ${GENESIS.networkId}`)
+  }
   for (const { stakeAddress } of tx.withdrawals) {
     const network = CSL.Address.from_bech32(stakeAddress).network_id()
     if (network !== GENESIS.networkId) fail('WrongNetworkWithdrawal', `withdrawal from ${stakeAddress} is on network ${network}, expected ${GENESIS.networkId}`)
@@ -105,25 +137,29 @@ const onThisNetwork: Rule = ({ tx, body, cslOutputs }) => {
   if (bodyNetwork && bodyNetwork.kind() !== CSL.NetworkIdKind.Testnet) fail('WrongNetworkInTxBody', `the body names network ${bodyNetwork.kind()}, expected ${GENESIS.networkId}`)
 }
 
-const outputsHoldMinimumAda: Rule = ({ tx, cslOutputs }, { params }) => {
+const outputsHoldMinimumAda: Rule = (candidate, { params }) => {
   const dataCost = CSL.DataCost.new_coins_per_byte(CSL.BigNum.from_str(String(params.coinsPerUtxoByte)))
-  cslOutputs.forEach((output, index) => {
+  for (const [name, output] of checkedOutputs(candidate)) {
     const needed = BigInt(CSL.min_ada_for_output(output, dataCost).to_str())
-    const held = tx.outputs[index].value.coin
-    if (held < needed) fail('BabbageOutputTooSmallUTxO', `output ${index} holds ${held} lovelace, needs at least ${needed}`)
-  })
+    const held = BigInt(output.amount().coin().to_str())
+    if (held < needed) fail('BabbageOutputTooSmallUTxO', `${name} holds ${held} lovelace, needs at least ${needed}`)
+  }
 }
 
-const outputValuesFit: Rule = ({ cslOutputs }, { params }) => {
-  cslOutputs.forEach((output, index) => {
+const outputValuesFit: Rule = (candidate, { params }) => {
+  for (const [name, output] of checkedOutputs(candidate)) {
     const size = output.amount().to_bytes().length
-    if (size > params.maxValSize) fail('OutputTooBigUTxO', `the value of output ${index} is ${size} bytes, the maximum is ${params.maxValSize}`)
-  })
+    if (size > params.maxValSize) fail('OutputTooBigUTxO', `the value of ${name} is ${size} bytes, the maximum is ${params.maxValSize}`)
+  }
 }
 
-const feeCoversSize: Rule = ({ tx }, { params }) => {
-  const minimum = BigInt(params.minFeeA) * BigInt(tx.size) + BigInt(params.minFeeB)
-  if (tx.fee < minimum) fail('FeeTooSmallUTxO', `fee ${tx.fee} is below the minimum ${minimum}`)
+/** min_fee_a × size + min_fee_b, plus the declared execution units at their prices and the reference-script fee. */
+const feeCoversCosts: Rule = (candidate, { params }) => {
+  const { tx } = candidate
+  const sizeFee = BigInt(params.minFeeA) * BigInt(tx.size) + BigInt(params.minFeeB)
+  const scriptsFee = scriptFees(candidate, params)
+  const minimum = sizeFee + scriptsFee
+  if (tx.fee < minimum) fail('FeeTooSmallUTxO', `fee ${tx.fee} is below the minimum ${minimum}${scriptsFee > 0n ? ` (${sizeFee} for the size, ${scriptsFee} for scripts)` : ''}`)
 }
 
 const auxiliaryDataMatchesHash: Rule = ({ fixed, body }) => {
@@ -200,9 +236,9 @@ const vkeyWitnessesValid: Rule = (candidate) => {
   }
 }
 
-/** Credentials that must authorise the transaction: spent inputs, certificates, withdrawals. */
+/** Credentials that must authorise the transaction: spent inputs, collateral, certificates, withdrawals. */
 function requiredCredentials(candidate: Candidate): Credential[] {
-  const fromInputs = candidate.resolvedInputs.map(input =>
+  const fromInputs = [...candidate.resolvedInputs, ...candidate.resolvedCollateral].map(input =>
     input.payment ?? fail('MissingVKeyWitnessesUTXOW', `input ${input.ref} is a Byron address; bootstrap witnesses are not accepted by the devnet`))
   return [...fromInputs, ...candidate.requiredCredentials]
 }
@@ -214,26 +250,34 @@ const vkeyWitnessesPresent: Rule = (candidate) => {
   for (const hash of needed) if (!candidate.signers.has(hash)) fail('MissingVKeyWitnessesUTXOW', `missing signature of key hash ${hash}`)
 }
 
-/** Script credentials (script addresses, minting policies, script stake credentials) need a satisfied native script. */
+/**
+ * Script credentials (script-locked inputs, minting policies, script stake credentials) need a
+ * script, from the witness set or a reference script. Native scripts must be satisfied here;
+ * Plutus scripts become purposes that phase two runs (spending and minting; Plutus V3).
+ */
 const scriptWitnessesSatisfied: Rule = (candidate, { slot }) => {
-  const nativeScripts = new Map<string, CSL.NativeScript>()
-  const scripts = candidate.witnesses.native_scripts()
-  for (let i = 0; i < (scripts?.len() ?? 0); i++) nativeScripts.set(scripts!.get(i).hash().to_hex(), scripts!.get(i))
-  const plutusScripts = new Set<string>()
-  const plutus = candidate.witnesses.plutus_scripts()
-  for (let i = 0; i < (plutus?.len() ?? 0); i++) plutusScripts.add(plutus!.get(i).hash().to_hex())
-
-  const needed = new Set(requiredCredentials(candidate).filter(c => c.type === 'script').map(c => c.hash))
-  for (const unit of candidate.tx.mint.keys()) needed.add(unit.slice(0, 56))
-  for (const hash of needed) {
-    const script = nativeScripts.get(hash)
-    if (!script) {
-      if (plutusScripts.has(hash)) continue // evaluated in phase two
-      fail('MissingScriptWitnessesUTXOW', `no script witness for script hash ${hash}`)
+  const { tx, scripts } = candidate
+  const inputOrder = sortedRefs(tx.inputs)
+  const policies = [...new Set([...tx.mint.keys()].map(unit => unit.slice(0, 56)))].sort()
+  const spending = candidate.resolvedInputs.filter(input => input.payment?.type === 'script')
+  const other = [...candidate.requiredCredentials].filter(c => c.type === 'script').map(c => c.hash)
+  const needs: { hash: string; purpose: Omit<PlutusPurpose, 'scriptHash' | 'language'> | null }[] = [
+    ...spending.map(input => ({ hash: input.payment!.hash, purpose: { tag: 'spend' as const, index: inputOrder.indexOf(input.ref), spent: input } })),
+    ...policies.map((hash, index) => ({ hash, purpose: { tag: 'mint' as const, index, spent: null } })),
+    ...other.map(hash => ({ hash, purpose: null })),
+  ]
+  candidate.neededScripts = [...new Set(needs.map(need => need.hash))]
+  for (const { hash, purpose } of needs) {
+    const script = scripts.get(hash) ?? fail('MissingScriptWitnessesUTXOW', `no script witness for script hash ${hash}`)
+    if (script.native) {
+      if (!nativeScriptSatisfied(script.native, candidate.signers, tx)) {
+        fail('ScriptWitnessNotValidatingUTXOW', `native script ${hash} is not satisfied by the signatures and validity interval at slot ${slot}`)
+      }
+      continue
     }
-    if (!nativeScriptSatisfied(script!, candidate.signers, candidate.tx)) {
-      fail('ScriptWitnessNotValidatingUTXOW', `native script ${hash} is not satisfied by the signatures and validity interval at slot ${slot}`)
-    }
+    if (script.language !== 'PlutusV3') fail('PlutusNotSupported', `script ${hash} is ${script.language}; the devnet runs Plutus V3 scripts only`)
+    if (!purpose) fail('PlutusNotSupported', `script ${hash} guards a certificate or withdrawal; the devnet runs Plutus scripts for spending and minting only`)
+    candidate.plutusPurposes.push({ ...purpose!, scriptHash: hash, language: script.language! })
   }
 }
 
@@ -260,14 +304,6 @@ export function nativeScriptSatisfied(script: CSL.NativeScript, signers: Set<str
   }
 }
 
-/** Phase two would run Plutus scripts; until the devnet evaluates them it refuses transactions that need it. */
-const plutusScriptsEvaluated: Rule = ({ tx, witnesses, fixed }) => {
-  const plutusScripts = witnesses.plutus_scripts()?.len() ?? 0
-  if (tx.redeemerCount > 0 || plutusScripts > 0 || !fixed.is_valid()) {
-    fail('PlutusNotSupported', `the transaction carries ${plutusScripts} Plutus script(s) and ${tx.redeemerCount} redeemer(s); the devnet does not evaluate Plutus scripts yet`)
-  }
-}
-
 const PHASE_ONE: Rule[] = [
   notDuplicate,
   noGovernanceActions,
@@ -278,7 +314,7 @@ const PHASE_ONE: Rule[] = [
   onThisNetwork,
   outputsHoldMinimumAda,
   outputValuesFit,
-  feeCoversSize,
+  feeCoversCosts,
   auxiliaryDataMatchesHash,
   certificatesAllowed,
   withdrawalsDrainRewards,
@@ -286,6 +322,12 @@ const PHASE_ONE: Rule[] = [
   vkeyWitnessesValid,
   vkeyWitnessesPresent,
   scriptWitnessesSatisfied,
+  scriptWitnessesNotExtraneous,
+  redeemersMatchPurposes,
+  datumsPresent,
+  scriptDataHashMatches,
+  collateralSufficient,
+  exUnitsWithinLimits,
 ]
 
-const PHASE_TWO: Rule[] = [plutusScriptsEvaluated]
+const PHASE_TWO: Rule[] = [scriptsValidate]

@@ -1,4 +1,5 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import { parseAddress } from './addresses.ts'
 import type { Ledger } from './ledger.ts'
 import type { ProtocolParameters } from './params.ts'
 import type { OutputData } from './types.ts'
@@ -34,10 +35,16 @@ export function spendableOutputs(ledger: Ledger, address: string): (OutputData &
 
 export function toUnspentOutput(output: OutputData & { ref: string }): CSL.TransactionUnspentOutput {
   const [hash, index] = output.ref.split('#')
-  return CSL.TransactionUnspentOutput.new(
-    CSL.TransactionInput.new(CSL.TransactionHash.from_hex(hash), Number(index)),
-    CSL.TransactionOutput.new(CSL.Address.from_bech32(output.address), toCslValue(output.value)),
-  )
+  return CSL.TransactionUnspentOutput.new(CSL.TransactionInput.new(CSL.TransactionHash.from_hex(hash), Number(index)), toCslOutput(output))
+}
+
+/** The output as a CSL object, with its datum and reference script. */
+export function toCslOutput(output: OutputData): CSL.TransactionOutput {
+  const result = CSL.TransactionOutput.new(parseAddress(output.address)!, toCslValue(output.value))
+  if (output.inlineDatum) result.set_plutus_data(CSL.PlutusData.from_hex(output.inlineDatum))
+  else if (output.dataHash) result.set_data_hash(CSL.DataHash.from_hex(output.dataHash))
+  if (output.referenceScript) result.set_script_ref(CSL.ScriptRef.from_hex(output.referenceScript))
+  return result
 }
 
 export function toUnspentOutputs(outputs: (OutputData & { ref: string })[]): CSL.TransactionUnspentOutputs {

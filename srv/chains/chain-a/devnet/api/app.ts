@@ -6,6 +6,7 @@ import { chainRoutes } from './chain.ts'
 import { errorHandler, notFound } from './http.ts'
 import { stakingRoutes } from './staking.ts'
 import { transactionRoutes } from './transactions.ts'
+import { utilityRoutes } from './utils.ts'
 
 /** Counts of requests served, per path; benchmarks and tests count upstream calls with it. */
 export class RequestCounter {
@@ -47,6 +48,7 @@ export function createApp(ledger: Ledger, counter: RequestCounter, url: () => st
   addressRoutes(router, ledger)
   assetRoutes(router, ledger)
   stakingRoutes(router, ledger)
+  utilityRoutes(router, ledger)
   app.use(router)
   app.use(() => { throw notFound() })
   app.use(errorHandler)

@@ -1,7 +1,7 @@
 import { drepIdOf, poolIdOf } from '../addresses.ts'
 import type { Account, AssetState, Drep, EpochState, Ledger, Pool } from '../ledger.ts'
 import { GENESIS } from '../params.ts'
-import type { Block, Output, TxRecord } from '../types.ts'
+import { createdOutputs, type Block, type Output, type TxRecord } from '../types.ts'
 import { sumValues, toAmounts } from '../values.ts'
 
 /** The ledger's records in Blockfrost's JSON shapes (field names, string quantities, nulls). */
@@ -40,7 +40,7 @@ export function transactionJson(tx: TxRecord) {
     block_time: tx.included.blockTime,
     slot: tx.included.slot,
     index: tx.included.index,
-    output_amount: toAmounts(sumValues(tx.outputs.map(o => o.value))),
+    output_amount: toAmounts(sumValues(createdOutputs(tx).map(([, o]) => o.value))),
     fees: str(tx.fee),
     deposit: str(tx.deposit),
     size: tx.size,
@@ -53,9 +53,9 @@ export function transactionJson(tx: TxRecord) {
     stake_cert_count: count('registration') + count('deregistration'),
     pool_update_count: count('pool_registration'),
     pool_retire_count: 0,
-    asset_mint_or_burn_count: tx.mint.size,
+    asset_mint_or_burn_count: tx.validContract ? tx.mint.size : 0,
     redeemer_count: tx.redeemerCount,
-    valid_contract: true,
+    valid_contract: tx.validContract,
     treasury_donation: str(tx.treasuryDonation),
   }
 }
@@ -82,9 +82,10 @@ export function transactionUtxosJson(ledger: Ledger, tx: TxRecord) {
       ...tx.collateral.map(ref => input(ref, { collateral: true, reference: false })),
       ...tx.referenceInputs.map(ref => input(ref, { collateral: false, reference: true })),
     ],
-    outputs: tx.outputs.map((_, index) => {
+    // A transaction whose scripts failed created only its collateral return.
+    outputs: createdOutputs(tx).map(([index]) => {
       const output = ledger.outputs.get(`${tx.hash}#${index}`)!
-      return { ...outputFields(output), output_index: index, collateral: false, consumed_by_tx: output.spentBy }
+      return { ...outputFields(output), output_index: index, collateral: !tx.validContract, consumed_by_tx: output.spentBy }
     }),
   }
 }

@@ -1,0 +1,402 @@
+import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import { badInput } from '../../../lib/errors.ts'
+import { parseCostModels, plutusScriptBytes, type CostModels, type ExUnits, type SlotConfig } from '../plutus.ts'
+import type { ChainProtocolParameters, ChainUtxo } from '../port.ts'
+import type { BuildRequest, MintRequest, PaymentRequest, ScriptSpendRequest } from './index.ts'
+import { refOf, valueOfUtxo, type Value } from './value.ts'
+
+/**
+ * The request, checked and put into the form the builder works with: amounts as bigints, scripts,
+ * datums and metadata as CBOR, the validity interval settled, the spendable UTxOs chosen. Every
+ * problem with the request is a 400 ApiError naming the parameter.
+ */
+
+export interface PlanParameters {
+  minFeeA: bigint
+  minFeeB: bigint
+  coinsPerUtxoByte: bigint
+  maxTxSize: number
+  maxValSize: number
+  keyDeposit: bigint
+  poolDeposit: bigint
+  priceMem: number
+  priceStep: number
+  maxTxExUnits: ExUnits
+  collateralPercent: number
+  maxCollateralInputs: number
+  costModels: CostModels
+}
+
+/** A datum as CBOR hex, for an output inline or by hash. */
+export interface PlannedDatum {
+  cbor: string
+  inline: boolean
+}
+
+export interface PlannedOutput {
+  address: string
+  /** null: the minimum the output needs. */
+  lovelace: bigint | null
+  assets: Map<string, bigint>
+  datum: PlannedDatum | null
+}
+
+export interface PlannedMint {
+  policyId: string
+  /** The native script's CBOR hex. */
+  script: string
+  /** Quantity by asset name hex; negative burns. */
+  assets: Map<string, bigint>
+}
+
+export interface PlannedScriptInput {
+  utxo: ChainUtxo
+  value: Value
+  /** The validator as the witness set carries it (flat program in one CBOR byte string). */
+  script: Uint8Array
+  scriptHash: string
+  redeemer: string
+  /** The datum for the witness set, when the output carries only its hash. */
+  witnessDatum: string | null
+}
+
+export interface Plan {
+  params: PlanParameters
+  networkId: number
+  slotConfig: SlotConfig
+  changeAddress: string
+  outputs: PlannedOutput[]
+  mints: PlannedMint[]
+  /** General transaction metadata, CBOR hex. */
+  metadata: string | null
+  scriptInputs: PlannedScriptInput[]
+  validity: { invalidBefore: number | null; invalidHereafter: number | null }
+  requiredSigners: string[]
+  /** The sender's key-locked UTxOs that may be selected (excluded ones removed). */
+  candidates: ChainUtxo[]
+  excludedCount: number
+}
+
+/** The default validity: two hours from the current slot. */
+const DEFAULT_VALIDITY_MS = 2 * 60 * 60 * 1000
+
+export function planOf(request: BuildRequest): Plan {
+  const networkId = request.networkId
+  const mints = (request.mint ?? []).map((mint, i) => parseMint(mint, `mint/${i}`))
+  const scriptInputs = (request.scriptInputs ?? []).map((input, i) => parseScriptInput(input, networkId, `scriptInputs/${i}`))
+  const excluded = new Set((request.excludedUtxos ?? []).map(refOf))
+  const spentByScripts = new Set(scriptInputs.map(input => refOf(input.utxo)))
+  const spendable = request.utxos.filter(utxo => isKeyLocked(utxo.address) && !utxo.referenceScriptHash && !spentByScripts.has(refOf(utxo)))
+  return {
+    params: parametersOf(request.protocolParameters),
+    networkId,
+    slotConfig: request.slotConfig,
+    changeAddress: parseAddress(request.changeAddress, networkId, 'changeAddress'),
+    outputs: (request.outputs ?? []).map((output, i) => parseOutput(output, networkId, `outputs/${i}`)),
+    mints: mergeMints(mints),
+    metadata: request.metadataJson === undefined || request.metadataJson === null ? null : parseMetadata(request.metadataJson),
+    scriptInputs,
+    validity: validityOf(request, mints),
+    requiredSigners: (request.requiredSigners ?? []).map((hash, i) => parseKeyHash(hash, `requiredSigners/${i}`)),
+    candidates: spendable.filter(utxo => !excluded.has(refOf(utxo))),
+    excludedCount: spendable.filter(utxo => excluded.has(refOf(utxo))).length,
+  }
+}
+
+function parametersOf(p: ChainProtocolParameters): PlanParameters {
+  return {
+    minFeeA: BigInt(p.minFeeA),
+    minFeeB: BigInt(p.minFeeB),
+    coinsPerUtxoByte: BigInt(p.coinsPerUtxoSize),
+    maxTxSize: p.maxTxSize,
+    maxValSize: Number(p.maxValSize ?? 5000),
+    keyDeposit: BigInt(p.keyDeposit),
+    poolDeposit: BigInt(p.poolDeposit),
+    priceMem: p.priceMem ?? 0,
+    priceStep: p.priceStep ?? 0,
+    maxTxExUnits: { mem: Number(p.maxTxExMem ?? 0), steps: Number(p.maxTxExSteps ?? 0) },
+    collateralPercent: p.collateralPercent ?? 150,
+    maxCollateralInputs: p.maxCollateralInputs ?? 3,
+    costModels: parseCostModels(p.costModels),
+  }
+}
+
+// ---- addresses, amounts, assets ------------------------------------------------------------
+
+function decodeAddress(text: string): CSL.Address | undefined {
+  try {
+    return CSL.Address.from_bech32(text)
+  } catch {
+    return undefined
+  }
+}
+
+export function parseAddress(value: unknown, networkId: number, target: string): string {
+  const text = typeof value === 'string' ? value.trim() : ''
+  const address = /^addr(_test)?1/.test(text) ? decodeAddress(text) : undefined
+  if (!address) throw badInput('INVALID_ADDRESS', `'${clip(String(value ?? ''))}' is not a bech32 payment address (addr1… or addr_test1…)`, target)
+  if (address.network_id() !== networkId) {
+    throw badInput('WRONG_NETWORK', `${clip(text)} is an address of network ${address.network_id()}; this deployment is on network ${networkId}`, target)
+  }
+  return text
+}
+
+/** The payment key hash of a key-locked address, or null for a script address. */
+export function paymentKeyHash(address: string): string | null {
+  return decodeAddress(address)?.payment_cred()?.to_keyhash()?.to_hex() ?? null
+}
+
+const isKeyLocked = (address: string) => paymentKeyHash(address) !== null
+
+function parseAmount(value: unknown, target: string, { allowNegative = false, allowZero = true } = {}): bigint {
+  const text = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : value
+  if (typeof text !== 'string' || !/^-?\d{1,20}$/.test(text.trim())) throw badInput('INVALID_VALUE', `'${clip(String(value))}' is not an integer amount`, target)
+  const amount = BigInt(text.trim())
+  if ((amount < 0n && !allowNegative) || (amount === 0n && !allowZero)) {
+    throw badInput('INVALID_VALUE', `${amount} is not allowed here: expected a ${allowNegative ? 'non-zero' : allowZero ? 'non-negative' : 'positive'} integer`, target)
+  }
+  return amount
+}
+
+function parseAssets(assets: PaymentRequest['assets'], target: string): Map<string, bigint> {
+  const result = new Map<string, bigint>()
+  ;(assets ?? []).forEach((asset, i) => {
+    const unit = typeof asset?.unit === 'string' ? asset.unit.toLowerCase() : ''
+    if (!/^[0-9a-f]{56}([0-9a-f]{2}){0,32}$/.test(unit)) throw badInput('INVALID_ASSET_UNIT', `'${clip(String(asset?.unit))}' is not an asset unit (policy id and asset name, hex)`, `${target}/${i}/unit`)
+    result.set(unit, (result.get(unit) ?? 0n) + parseAmount(asset.quantity, `${target}/${i}/quantity`, { allowZero: false }))
+  })
+  return result
+}
+
+function parseOutput(output: PaymentRequest, networkId: number, target: string): PlannedOutput {
+  const datum = output.datumJson === undefined || output.datumJson === null ? null
+    : { cbor: parsePlutusData(output.datumJson, `${target}/datumJson`), inline: output.datumInline !== false }
+  return {
+    address: parseAddress(output.address, networkId, `${target}/address`),
+    lovelace: output.lovelace === undefined || output.lovelace === null ? null : parseAmount(output.lovelace, `${target}/lovelace`),
+    assets: parseAssets(output.assets, `${target}/assets`),
+    datum,
+  }
+}
+
+function parseKeyHash(value: unknown, target: string): string {
+  if (typeof value !== 'string' || !/^[0-9a-fA-F]{56}$/.test(value)) throw badInput('INVALID_VALUE', `'${clip(String(value))}' is not a key hash (56 hexadecimal characters)`, target)
+  return value.toLowerCase()
+}
+
+// ---- Plutus data and scripts ---------------------------------------------------------------
+
+/** PlutusData JSON in cardano-cli's detailed schema, answered as CBOR hex. */
+export function parsePlutusData(json: unknown, target: string): string {
+  try {
+    const text = typeof json === 'string' ? json : JSON.stringify(json)
+    return CSL.PlutusData.from_json(text, CSL.PlutusDatumSchema.DetailedSchema).to_hex()
+  } catch (error) {
+    throw badInput('INVALID_PLUTUS_DATA', `Not PlutusData in the detailed JSON schema ({"int":…}, {"bytes":…}, {"constructor":…,"fields":[…]}, {"list":[…]}, {"map":[{"k":…,"v":…}]}): ${reason(error)}`, target)
+  }
+}
+
+const datumHashOf = (cbor: string) => CSL.hash_plutus_data(CSL.PlutusData.from_hex(cbor)).to_hex()
+
+/** A Plutus V3 validator from its CBOR hex (one or two byte-string wrappers). */
+export function parseValidator(hex: unknown, target: string): { script: Uint8Array; hash: string } {
+  const bytes = typeof hex === 'string' && /^([0-9a-fA-F]{2})+$/.test(hex) ? plutusScriptBytes(new Uint8Array(Buffer.from(hex, 'hex'))) : null
+  if (!bytes) throw badInput('INVALID_SCRIPT', 'The validator must be the CBOR hex of a Plutus script (as in cardano-cli\'s cborHex)', target)
+  const program = bytes.subarray(bytes.length - programLength(bytes))
+  if (program[0] !== 1 || program[1] !== 1 || program[2] !== 0) {
+    throw badInput('INVALID_SCRIPT', `The validator is not a Plutus V3 script (UPLC 1.1.0); found version ${program.subarray(0, 3).join('.')}. Plutus V1 and V2 are not supported`, target)
+  }
+  return { script: bytes, hash: CSL.PlutusScript.new_v3(bytes).hash().to_hex() }
+}
+
+/** Length of the flat program inside the single byte-string wrapper. */
+function programLength(wrapped: Uint8Array): number {
+  const info = wrapped[0] & 0x1f
+  return wrapped.length - 1 - (info < 24 ? 0 : info === 24 ? 1 : info === 25 ? 2 : 4)
+}
+
+function parseScriptInput(input: ScriptSpendRequest, networkId: number, target: string): PlannedScriptInput {
+  const utxo = input.utxo
+  parseAddress(utxo?.address, networkId, `${target}/utxo/address`)
+  if (utxo.referenceScriptHash) {
+    // Conway charges for reference scripts in spent inputs too, by size, which the UTxO does not tell.
+    throw badInput('INVALID_SCRIPT', `${refOf(utxo)} carries a reference script; the builders do not spend such outputs`, `${target}/utxo`)
+  }
+  const { script, hash } = parseValidator(input.validator, `${target}/validator`)
+  const locking = decodeAddress(utxo.address)!.payment_cred()?.to_scripthash()?.to_hex()
+  if (locking !== hash) {
+    throw badInput('INVALID_SCRIPT', `The validator's hash ${hash} is not the script that locks ${refOf(utxo)} (${locking ? `script ${locking}` : 'a key-locked address'})`, `${target}/validator`)
+  }
+  const redeemer = parsePlutusData(input.redeemerJson, `${target}/redeemerJson`)
+  const datum = input.datumJson === undefined || input.datumJson === null ? null : parsePlutusData(input.datumJson, `${target}/datumJson`)
+  let witnessDatum: string | null = null
+  if (!utxo.inlineDatum && utxo.dataHash) {
+    if (!datum) throw badInput('INVALID_PLUTUS_DATA', `${refOf(utxo)} carries only the hash of its datum (${utxo.dataHash}); datumJson is required`, `${target}/datumJson`)
+    if (datumHashOf(datum) !== utxo.dataHash) {
+      throw badInput('INVALID_PLUTUS_DATA', `The datum hashes to ${datumHashOf(datum)}, but ${refOf(utxo)} declares datum hash ${utxo.dataHash}`, `${target}/datumJson`)
+    }
+    witnessDatum = datum
+  }
+  return { utxo, value: valueOfUtxo(utxo), script, scriptHash: hash, redeemer, witnessDatum }
+}
+
+// ---- native scripts and minting ------------------------------------------------------------
+
+/** A native script from cardano-cli's JSON (`sig`, `all`, `any`, `atLeast`, `after`, `before`) or CBOR hex. */
+export function parseNativeScript(policy: unknown, target: string): CSL.NativeScript {
+  const text = typeof policy === 'string' ? policy.trim() : ''
+  try {
+    if (/^([0-9a-fA-F]{2})+$/.test(text)) return CSL.NativeScript.from_hex(text)
+    return nativeScriptOf(JSON.parse(text), 'policy')
+  } catch (error) {
+    throw badInput('INVALID_NATIVE_SCRIPT', `Not a native script (cardano-cli JSON or CBOR hex): ${reason(error)}`, target)
+  }
+}
+
+function nativeScriptOf(json: any, path: string): CSL.NativeScript {
+  const slot = (value: unknown) => {
+    if (!Number.isSafeInteger(value) || (value as number) < 0) throw new Error(`${path}.slot must be a non-negative integer`)
+    return CSL.BigNum.from_str(String(value))
+  }
+  const children = () => {
+    if (!Array.isArray(json.scripts)) throw new Error(`${path}.scripts must be an array`)
+    const list = CSL.NativeScripts.new()
+    json.scripts.forEach((child: unknown, i: number) => list.add(nativeScriptOf(child, `${path}.scripts[${i}]`)))
+    return list
+  }
+  switch (json?.type) {
+    case 'sig':
+      if (typeof json.keyHash !== 'string' || !/^[0-9a-fA-F]{56}$/.test(json.keyHash)) throw new Error(`${path}.keyHash must be a key hash (56 hex characters)`)
+      return CSL.NativeScript.new_script_pubkey(CSL.ScriptPubkey.new(CSL.Ed25519KeyHash.from_hex(json.keyHash)))
+    case 'all': return CSL.NativeScript.new_script_all(CSL.ScriptAll.new(children()))
+    case 'any': return CSL.NativeScript.new_script_any(CSL.ScriptAny.new(children()))
+    case 'atLeast': {
+      const scripts = children()
+      if (!Number.isInteger(json.required) || json.required < 0 || json.required > scripts.len()) throw new Error(`${path}.required must be an integer from 0 to the number of scripts`)
+      return CSL.NativeScript.new_script_n_of_k(CSL.ScriptNOfK.new(json.required, scripts))
+    }
+    case 'after': return CSL.NativeScript.new_timelock_start(CSL.TimelockStart.new_timelockstart(slot(json.slot)))
+    case 'before': return CSL.NativeScript.new_timelock_expiry(CSL.TimelockExpiry.new_timelockexpiry(slot(json.slot)))
+    default: throw new Error(`${path}.type must be one of sig, all, any, atLeast, after, before`)
+  }
+}
+
+function parseMint(mint: MintRequest, target: string): PlannedMint & { native: CSL.NativeScript } {
+  const native = parseNativeScript(mint?.policy, `${target}/policy`)
+  const policyId = native.hash().to_hex()
+  if (!Array.isArray(mint.assets) || mint.assets.length === 0) throw badInput('INVALID_VALUE', 'A mint needs at least one asset', `${target}/assets`)
+  const assets = new Map<string, bigint>()
+  mint.assets.forEach((asset, i) => {
+    const name = typeof asset?.assetName === 'string' ? asset.assetName.toLowerCase() : ''
+    if (!/^([0-9a-f]{2}){0,32}$/.test(name)) throw badInput('INVALID_ASSET_UNIT', `'${clip(String(asset?.assetName))}' is not an asset name (hex, at most 32 bytes)`, `${target}/assets/${i}/assetName`)
+    assets.set(name, (assets.get(name) ?? 0n) + parseAmount(asset.quantity, `${target}/assets/${i}/quantity`, { allowNegative: true, allowZero: false }))
+  })
+  return { policyId, script: native.to_hex(), assets, native }
+}
+
+function mergeMints(mints: PlannedMint[]): PlannedMint[] {
+  const byPolicy = new Map<string, PlannedMint>()
+  for (const mint of mints) {
+    const merged = byPolicy.get(mint.policyId) ?? { policyId: mint.policyId, script: mint.script, assets: new Map() }
+    for (const [name, quantity] of mint.assets) merged.assets.set(name, (merged.assets.get(name) ?? 0n) + quantity)
+    byPolicy.set(mint.policyId, merged)
+  }
+  return [...byPolicy.values()]
+    .map(mint => ({ ...mint, assets: new Map([...mint.assets].filter(([, q]) => q !== 0n)) }))
+    .filter(mint => mint.assets.size > 0)
+}
+
+/** Key hashes a native script may need signatures from (every `sig`, wherever it is). */
+export function nativeScriptSigners(script: CSL.NativeScript): string[] {
+  const nested = (scripts: CSL.NativeScripts) => Array.from({ length: scripts.len() }, (_, i) => nativeScriptSigners(scripts.get(i))).flat()
+  switch (script.kind()) {
+    case CSL.NativeScriptKind.ScriptPubkey: return [script.as_script_pubkey()!.addr_keyhash().to_hex()]
+    case CSL.NativeScriptKind.ScriptAll: return nested(script.as_script_all()!.native_scripts())
+    case CSL.NativeScriptKind.ScriptAny: return nested(script.as_script_any()!.native_scripts())
+    case CSL.NativeScriptKind.ScriptNOfK: return nested(script.as_script_n_of_k()!.native_scripts())
+    default: return []
+  }
+}
+
+/**
+ * Time locks a script requires whatever else is signed: those at the top or under `all`. The
+ * default validity interval is narrowed to them, so a policy with `before` or `after` can mint.
+ */
+function requiredTimeLocks(script: CSL.NativeScript): { after: number | null; before: number | null } {
+  switch (script.kind()) {
+    case CSL.NativeScriptKind.TimelockStart: return { after: Number(script.as_timelock_start()!.slot_bignum().to_str()), before: null }
+    case CSL.NativeScriptKind.TimelockExpiry: return { after: null, before: Number(script.as_timelock_expiry()!.slot_bignum().to_str()) }
+    case CSL.NativeScriptKind.ScriptAll: {
+      const scripts = script.as_script_all()!.native_scripts()
+      const locks = Array.from({ length: scripts.len() }, (_, i) => requiredTimeLocks(scripts.get(i)))
+      return {
+        after: maxOf(locks.map(l => l.after)),
+        before: minOf(locks.map(l => l.before)),
+      }
+    }
+    default: return { after: null, before: null }
+  }
+}
+
+const present = (values: (number | null)[]) => values.filter((v): v is number => v !== null)
+const maxOf = (values: (number | null)[]) => (present(values).length ? Math.max(...present(values)) : null)
+const minOf = (values: (number | null)[]) => (present(values).length ? Math.min(...present(values)) : null)
+
+function validityOf(request: BuildRequest, mints: { native: CSL.NativeScript }[]) {
+  const slots = Math.ceil(DEFAULT_VALIDITY_MS / request.slotConfig.slotLengthMs)
+  const locks = mints.map(mint => requiredTimeLocks(mint.native))
+  const after = maxOf(locks.map(l => l.after))
+  const before = minOf(locks.map(l => l.before))
+  const given = request.validity ?? {}
+  const invalidBefore = given.invalidBefore !== undefined ? given.invalidBefore : Math.max(request.currentSlot, after ?? 0)
+  const invalidHereafter = given.invalidHereafter !== undefined ? given.invalidHereafter : Math.min(request.currentSlot + slots, before ?? Infinity)
+  for (const [name, slot] of [['invalidBefore', invalidBefore], ['invalidHereafter', invalidHereafter]] as const) {
+    if (slot !== null && (!Number.isSafeInteger(slot) || slot < 0)) throw badInput('INVALID_VALIDITY_INTERVAL', `${name} must be a slot number`, `validity/${name}`)
+  }
+  if (invalidBefore !== null && invalidHereafter !== null && invalidBefore >= invalidHereafter) {
+    throw badInput('INVALID_VALIDITY_INTERVAL', `The validity interval is empty: invalidBefore ${invalidBefore} is not before invalidHereafter ${invalidHereafter}`, 'validity')
+  }
+  return { invalidBefore, invalidHereafter }
+}
+
+// ---- metadata ------------------------------------------------------------------------------
+
+const MAX_LABEL = 2n ** 64n - 1n
+
+/**
+ * Metadata as a JSON object keyed by numeric labels. Values follow the node's JSON mapping: strings
+ * (at most 64 bytes; `0x…` for bytes), integers, lists and objects. Label 674 must be a CIP-20
+ * message: `{"msg": ["line", …]}`.
+ */
+export function parseMetadata(json: unknown): string {
+  let value: unknown
+  try {
+    value = typeof json === 'string' ? JSON.parse(json) : json
+  } catch (error) {
+    throw badInput('INVALID_METADATA', `metadataJson is not JSON: ${reason(error)}`, 'metadataJson')
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw badInput('INVALID_METADATA', 'metadataJson must be a JSON object keyed by numeric labels', 'metadataJson')
+  const metadata = CSL.GeneralTransactionMetadata.new()
+  for (const [label, datum] of Object.entries(value)) {
+    if (!/^\d{1,20}$/.test(label) || BigInt(label) > MAX_LABEL) throw badInput('INVALID_METADATA', `'${clip(label)}' is not a metadata label (an unsigned 64-bit integer)`, `metadataJson/${clip(label)}`)
+    if (label === '674') assertCip20(datum)
+    try {
+      metadata.insert(CSL.BigNum.from_str(label), CSL.encode_json_str_to_metadatum(JSON.stringify(datum), CSL.MetadataJsonSchema.BasicConversions))
+    } catch (error) {
+      throw badInput('INVALID_METADATA', `The value under label ${label} is not valid metadata (strings at most 64 bytes, integers, lists, objects): ${reason(error)}`, `metadataJson/${label}`)
+    }
+  }
+  return metadata.to_hex()
+}
+
+function assertCip20(datum: any) {
+  const lines = datum?.msg
+  const valid = Array.isArray(lines) && lines.length > 0 && lines.every((line: unknown) => typeof line === 'string' && Buffer.byteLength(line) <= 64)
+  if (!valid) throw badInput('INVALID_METADATA', 'Label 674 holds a CIP-20 message: {"msg": ["…"]}, each line a string of at most 64 bytes', 'metadataJson/674')
+}
+
+// ---- helpers -------------------------------------------------------------------------------
+
+const clip = (text: string) => (text.length > 80 ? `${text.slice(0, 77)}...` : text)
+
+const reason = (error: unknown) => (error instanceof Error ? error.message : String(error))
