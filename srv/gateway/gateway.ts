@@ -33,6 +33,7 @@ export class Gateway {
   private readonly failures: FailureWindow
   private readonly keys = new Map<string, { record: KeyRecord; at: number }>()
   private readonly own: GatewayRoutes
+  private readonly timers: NodeJS.Timeout[] = []
 
   constructor(config: GatewayConfig) {
     this.config = config
@@ -44,8 +45,15 @@ export class Gateway {
   async start(services: Iterable<unknown>) {
     this.routes = RouteTable.fromServices(services, cds.model!.definitions as any)
     await this.loadPrices()
-    setInterval(() => this.loadPrices().catch(error => cds.log('gateway').warn('could not reload prices', error)), PRICE_REFRESH_MS).unref()
-    setInterval(() => this.sweep(), this.config.sweepIntervalS * 1000).unref()
+    this.timers.push(
+      setInterval(() => this.loadPrices().catch(error => cds.log('gateway').warn('could not reload prices', error)), PRICE_REFRESH_MS).unref(),
+      setInterval(() => this.sweep(), this.config.sweepIntervalS * 1000).unref(),
+    )
+  }
+
+  /** Stops the background work (price reload, sweeper) when the server shuts down. */
+  stop() {
+    for (const timer of this.timers.splice(0)) clearInterval(timer)
   }
 
   readonly middleware = (req: Request, res: ServerResponse, next: (error?: unknown) => void) => {

@@ -19,5 +19,6 @@ export function installGateway(): Gateway | undefined {
     app.use(gateway.middleware)
   })
   cds.on('served', services => gateway.start(Object.values(services)))
+  cds.on('shutdown', () => gateway.stop())
   return gateway
 }

@@ -1,5 +1,4 @@
 import cds from '@sap/cds'
-import { ApiKeys, LedgerEntries } from '#cds-models/gateway'
 
 /**
  * Units move only here, each time by one guarded UPDATE of the balance and the ledger entry that
@@ -9,9 +8,42 @@ import { ApiKeys, LedgerEntries } from '#cds-models/gateway'
  * once: committed when it succeeded, refunded (a `refund` entry) when it was rejected or timed out,
  * voided by the sweeper when a crashed process left it pending. Resolution is a guarded UPDATE of
  * the pending entry, so two resolvers can never both win.
+ *
+ * These statements run on every metered call, so they are plain SQL (a CQL statement costs several
+ * times more to prepare than to run); they work unchanged on SQLite and PostgreSQL.
  */
 
-const { SELECT, INSERT, UPDATE } = cds.ql
+const STATEMENTS = {
+  reserve:
+    "UPDATE gateway_ApiKeys SET unitsLeft = unitsLeft - ?, lastUsedAt = ? WHERE ID = ? AND secretHash = ? AND status = 'active' AND validUntil > ? AND unitsLeft >= ?",
+  key: 'SELECT secretHash AS "secretHash", status AS "status", validUntil AS "validUntil", unitsLeft AS "unitsLeft" FROM gateway_ApiKeys WHERE ID = ?',
+  unitsLeft: 'SELECT unitsLeft AS "unitsLeft" FROM gateway_ApiKeys WHERE ID = ?',
+  addUnits: 'UPDATE gateway_ApiKeys SET unitsLeft = unitsLeft + ? WHERE ID = ?',
+  entry:
+    'INSERT INTO gateway_LedgerEntries (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, outcome, note, createdAt, resolvedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  pendingCharge:
+    "SELECT apiKey_ID AS \"apiKey_ID\", units AS \"units\", routeClass AS \"routeClass\", route AS \"route\" FROM gateway_LedgerEntries WHERE requestId = ? AND kind = 'charge' AND state = 'pending'",
+  resolve: "UPDATE gateway_LedgerEntries SET state = ?, outcome = ?, resolvedAt = ? WHERE requestId = ? AND kind = 'charge' AND state = 'pending'",
+  stale: "SELECT requestId AS \"requestId\" FROM gateway_LedgerEntries WHERE kind = 'charge' AND state = 'pending' AND createdAt < ? LIMIT 500",
+}
+
+type Statement = keyof typeof STATEMENTS
+let prepared: Record<Statement, string> | undefined
+
+/** The statements with `?` placeholders, numbered ($1, $2, …) for PostgreSQL. */
+function statement(name: Statement): string {
+  if (!prepared) {
+    const postgres = (cds.db as any)?.kind === 'postgres'
+    prepared = Object.fromEntries(Object.entries(STATEMENTS).map(([key, text]) => {
+      let n = 0
+      return [key, postgres ? text.replace(/\?/g, () => '$' + ++n) : text]
+    })) as Record<Statement, string>
+  }
+  return prepared[name]
+}
+
+const run = (tx: any, name: Statement, values: unknown[]) => tx.run(statement(name), values)
+const changed = (result: any) => Number(result?.changes ?? result) === 1
 
 export interface Call {
   keyId: string
@@ -28,36 +60,26 @@ export type Reservation =
   | { ok: false; reason: 'invalid' | 'expired' }
 
 export async function reserve(call: Call): Promise<Reservation> {
-  return cds.tx(async () => {
+  return cds.tx(async (tx: any) => {
     const now = new Date().toISOString()
-    const affected = await UPDATE.entity(ApiKeys)
-      .set({ unitsLeft: { '-=': call.units }, lastUsedAt: now })
-      .where`ID = ${call.keyId} and secretHash = ${call.secretHash} and status = 'active' and validUntil > ${now} and unitsLeft >= ${call.units}`
-    if (affected !== 1) return diagnose(call, now)
-    await INSERT.into(LedgerEntries).entries({
-      ID: cds.utils.uuid(), apiKey_ID: call.keyId, kind: 'charge', units: -call.units, state: 'pending',
-      routeClass: call.routeClass, route: call.route, requestId: call.requestId, createdAt: now,
-    })
-    return { ok: true as const, unitsLeft: await unitsLeftOf(call.keyId) }
+    const reserved = await run(tx, 'reserve', [call.units, now, call.keyId, call.secretHash, now, call.units])
+    if (!changed(reserved)) return diagnose(tx, call, now)
+    await run(tx, 'entry', [cds.utils.uuid(), call.keyId, 'charge', -call.units, 'pending', call.routeClass, call.route, call.requestId, null, null, now, null])
+    return { ok: true as const, unitsLeft: await unitsLeftOf(tx, call.keyId) }
   })
 }
 
 /** Why a reservation was refused: the key is gone, rotated, revoked or expired, or units are short. */
-async function diagnose(call: Call, now: string): Promise<Reservation> {
-  const key = await SELECT.one.from(ApiKeys).columns('secretHash', 'status', 'validUntil', 'unitsLeft').where({ ID: call.keyId })
+async function diagnose(tx: any, call: Call, now: string): Promise<Reservation> {
+  const [key] = await run(tx, 'key', [call.keyId])
   if (!key || key.secretHash !== call.secretHash || key.status !== 'active') return { ok: false, reason: 'invalid' }
-  if (key.validUntil! <= now) return { ok: false, reason: 'expired' }
+  if (new Date(key.validUntil).toISOString() <= now) return { ok: false, reason: 'expired' }
   return { ok: false, reason: 'insufficient', unitsLeft: Number(key.unitsLeft) }
 }
 
 /** The call succeeded: its charge stands. Answers false when it was already resolved. */
 export async function commit(requestId: string, outcome: string): Promise<boolean> {
-  return cds.tx(async () => {
-    const affected = await UPDATE.entity(LedgerEntries)
-      .set({ state: 'committed', outcome, resolvedAt: new Date().toISOString() })
-      .where({ requestId, kind: 'charge', state: 'pending' })
-    return affected === 1
-  })
+  return cds.tx(async (tx: any) => changed(await run(tx, 'resolve', ['committed', outcome, new Date().toISOString(), requestId])))
 }
 
 /**
@@ -65,46 +87,39 @@ export async function commit(requestId: string, outcome: string): Promise<boolea
  * units left after the refund, or undefined when the charge was already resolved.
  */
 export async function refund(requestId: string, outcome: string): Promise<number | undefined> {
-  return cds.tx(async () => {
+  return cds.tx(async (tx: any) => {
     const now = new Date().toISOString()
-    const charge = await SELECT.one.from(LedgerEntries).columns('apiKey_ID', 'units', 'routeClass', 'route').where({ requestId, kind: 'charge', state: 'pending' })
+    const [charge] = await run(tx, 'pendingCharge', [requestId])
     if (!charge) return undefined
-    const resolved = await UPDATE.entity(LedgerEntries).set({ state: 'refunded', outcome, resolvedAt: now }).where({ requestId, kind: 'charge', state: 'pending' })
-    if (resolved !== 1) return undefined
+    if (!changed(await run(tx, 'resolve', ['refunded', outcome, now, requestId]))) return undefined
     const units = -Number(charge.units)
-    await UPDATE.entity(ApiKeys).set({ unitsLeft: { '+=': units } }).where({ ID: charge.apiKey_ID })
-    await INSERT.into(LedgerEntries).entries({
-      ID: cds.utils.uuid(), apiKey_ID: charge.apiKey_ID, kind: 'refund', units, state: 'posted',
-      routeClass: charge.routeClass, route: charge.route, requestId, outcome, createdAt: now, resolvedAt: now,
-    })
-    return unitsLeftOf(charge.apiKey_ID!)
+    await run(tx, 'addUnits', [units, charge.apiKey_ID])
+    await run(tx, 'entry', [cds.utils.uuid(), charge.apiKey_ID, 'refund', units, 'posted', charge.routeClass, charge.route, requestId, outcome, null, now, now])
+    return unitsLeftOf(tx, charge.apiKey_ID)
   })
 }
 
 /** Adds units to a key (issue, top-up, operator credit). Answers the units left after. */
 export async function credit(keyId: string, units: number, note: string): Promise<number> {
   if (!Number.isInteger(units) || units <= 0) throw new Error(`a credit must be a positive whole number of units, got ${units}`)
-  return cds.tx(async () => {
+  return cds.tx(async (tx: any) => {
     const now = new Date().toISOString()
-    const affected = await UPDATE.entity(ApiKeys).set({ unitsLeft: { '+=': units } }).where({ ID: keyId })
-    if (affected !== 1) throw new Error(`no key ${keyId}`)
-    await INSERT.into(LedgerEntries).entries({
-      ID: cds.utils.uuid(), apiKey_ID: keyId, kind: 'credit', units, state: 'posted', note, createdAt: now, resolvedAt: now,
-    })
-    return unitsLeftOf(keyId)
+    if (!changed(await run(tx, 'addUnits', [units, keyId]))) throw new Error(`no key ${keyId}`)
+    await run(tx, 'entry', [cds.utils.uuid(), keyId, 'credit', units, 'posted', null, null, null, null, note, now, now])
+    return unitsLeftOf(tx, keyId)
   })
 }
 
 /** Voids charges a crashed process left pending longer than `olderThanSeconds`. Answers how many. */
 export async function sweep(olderThanSeconds: number): Promise<number> {
   const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString()
-  const stale = await cds.tx(() => SELECT.from(LedgerEntries).columns('requestId').where`kind = 'charge' and state = 'pending' and createdAt < ${cutoff}`.limit(500))
+  const stale: { requestId: string }[] = await cds.tx((tx: any) => run(tx, 'stale', [cutoff]))
   let voided = 0
-  for (const { requestId } of stale) if ((await refund(requestId!, 'voided')) !== undefined) voided++
+  for (const { requestId } of stale) if ((await refund(requestId, 'voided')) !== undefined) voided++
   return voided
 }
 
-async function unitsLeftOf(keyId: string): Promise<number> {
-  const key = await SELECT.one.from(ApiKeys).columns('unitsLeft').where({ ID: keyId })
+async function unitsLeftOf(tx: any, keyId: string): Promise<number> {
+  const [key] = await run(tx, 'unitsLeft', [keyId])
   return Number(key?.unitsLeft ?? 0)
 }
