@@ -4,11 +4,13 @@
  * blocks on request) so the devnet's request counter tells how often the upstream was called.
  *
  *   npm run bench                      all benchmarks
- *   BENCH_ROUNDS=5000 npm run bench    more samples per figure
+ *   BENCH_ROUNDS=5000 npm run bench    more samples per latency figure
+ *   BENCH_SECONDS=10 npm run bench     longer throughput runs (default 5 s each)
  */
 import cds from '@sap/cds'
 import { BlockFrostAPI } from '@blockfrost/blockfrost-js'
 import { readBenchmarks } from './read-service.ts'
+import { gatewayBenchmarks } from './gateway.ts'
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2000)
 
@@ -29,9 +31,10 @@ async function main() {
 
   console.log(`chain-access-gateway benchmarks (${rounds} samples per figure, node ${process.version}, ${cds.env.requires.db.kind})\n`)
   await readBenchmarks({ url, devnet, direct, rounds })
-
   server.close()
   await devnet.stop()
+
+  await gatewayBenchmarks({ seconds: Number(process.env.BENCH_SECONDS ?? 5) })
   process.exit(0)
 }
 

@@ -52,8 +52,9 @@ export class Gateway {
   }
 
   /** Stops the background work (price reload, sweeper) when the server shuts down. */
-  stop() {
+  async stop() {
     for (const timer of this.timers.splice(0)) clearInterval(timer)
+    await ledger.flushCommits()
   }
 
   readonly middleware = (req: Request, res: ServerResponse, next: (error?: unknown) => void) => {
@@ -146,7 +147,7 @@ export class Gateway {
         setUnits(res, 0, left ?? reservation.unitsLeft + units)
       } else {
         setUnits(res, units, reservation.unitsLeft)
-        ledger.commit(requestId, String(status)).catch(error => cds.log('gateway').error('could not commit', requestId, error))
+        ledger.commitSoon(requestId, String(status))
       }
     })
     // A timeout answers at once and refunds right after: the refund must not wait for the handler

@@ -27,6 +27,20 @@ const STATEMENTS = {
   stale: "SELECT requestId AS \"requestId\" FROM gateway_LedgerEntries WHERE kind = 'charge' AND state = 'pending' AND createdAt < ? LIMIT 500",
 }
 
+/**
+ * On PostgreSQL the reservation is one statement (one round trip): the guarded UPDATE, the ledger
+ * entry and the balance after it, in a data-modifying WITH. No row means nothing was reserved.
+ */
+const RESERVE_IN_ONE = `WITH reserved AS (
+    UPDATE gateway_ApiKeys SET unitsLeft = unitsLeft - $1::bigint, lastUsedAt = $2
+    WHERE ID = $3 AND secretHash = $4 AND status = 'active' AND validUntil > $2 AND unitsLeft >= $1::bigint
+    RETURNING unitsLeft
+  ), entry AS (
+    INSERT INTO gateway_LedgerEntries (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, createdAt)
+    SELECT $5, $3, 'charge', -$1::bigint, 'pending', $6, $7, $8, $2 FROM reserved
+  )
+  SELECT unitsLeft AS "unitsLeft" FROM reserved`
+
 type Statement = keyof typeof STATEMENTS
 let prepared: Record<Statement, string> | undefined
 
@@ -62,6 +76,10 @@ export type Reservation =
 export async function reserve(call: Call): Promise<Reservation> {
   return cds.tx(async (tx: any) => {
     const now = new Date().toISOString()
+    if ((cds.db as any)?.kind === 'postgres') {
+      const [reserved] = await tx.run(RESERVE_IN_ONE, [call.units, now, call.keyId, call.secretHash, cds.utils.uuid(), call.routeClass, call.route, call.requestId])
+      return reserved ? { ok: true as const, unitsLeft: Number(reserved.unitsLeft) } : diagnose(tx, call, now)
+    }
     const reserved = await run(tx, 'reserve', [call.units, now, call.keyId, call.secretHash, now, call.units])
     if (!changed(reserved)) return diagnose(tx, call, now)
     await run(tx, 'entry', [cds.utils.uuid(), call.keyId, 'charge', -call.units, 'pending', call.routeClass, call.route, call.requestId, null, null, now, null])
@@ -80,6 +98,49 @@ async function diagnose(tx: any, call: Call, now: string): Promise<Reservation> 
 /** The call succeeded: its charge stands. Answers false when it was already resolved. */
 export async function commit(requestId: string, outcome: string): Promise<boolean> {
   return cds.tx(async (tx: any) => changed(await run(tx, 'resolve', ['committed', outcome, new Date().toISOString(), requestId])))
+}
+
+const COMMIT_BATCH_MS = 5
+const COMMIT_BATCH_SIZE = 200
+let batch: { requestId: string; outcome: string }[] = []
+let flushing: NodeJS.Timeout | undefined
+
+/**
+ * Commits a succeeded call with others of the next few milliseconds, in one guarded UPDATE per
+ * outcome. Should the process die before the batch is written, those charges are still pending and
+ * the sweeper voids them: a crash can only give units back, never take them twice.
+ */
+export function commitSoon(requestId: string, outcome: string) {
+  batch.push({ requestId, outcome })
+  if (batch.length >= COMMIT_BATCH_SIZE) flushCommits()
+  else flushing ??= setTimeout(flushCommits, COMMIT_BATCH_MS)
+}
+
+/** Writes the waiting commits now (also when the server shuts down). */
+export async function flushCommits(): Promise<void> {
+  if (flushing) clearTimeout(flushing)
+  flushing = undefined
+  const due = batch
+  batch = []
+  if (!due.length) return
+  const byOutcome = new Map<string, string[]>()
+  for (const { requestId, outcome } of due) byOutcome.set(outcome, [...(byOutcome.get(outcome) ?? []), requestId])
+  try {
+    await cds.tx(async (tx: any) => {
+      const now = new Date().toISOString()
+      for (const [outcome, ids] of byOutcome) {
+        const placeholders = ids.map(() => '?').join(', ')
+        let sql = `UPDATE gateway_LedgerEntries SET state = 'committed', outcome = ?, resolvedAt = ? WHERE kind = 'charge' AND state = 'pending' AND requestId IN (${placeholders})`
+        if ((cds.db as any)?.kind === 'postgres') {
+          let n = 0
+          sql = sql.replace(/\?/g, () => '$' + ++n)
+        }
+        await tx.run(sql, [outcome, now, ...ids])
+      }
+    })
+  } catch (error) {
+    cds.log('gateway').error(`could not commit ${due.length} charges; they stay pending and the sweeper voids them`, error)
+  }
 }
 
 /**

@@ -71,3 +71,17 @@ test('a reservation left pending by a crashed process is voided by the sweeper, 
   expect(await ledger.commit('crashed-request', '200')).toBe(false)
   expect((await ledgerOf(id)).find(entry => entry.kind === 'charge')).toMatchObject({ state: 'refunded', outcome: 'voided' })
 })
+
+test('commits of succeeded calls are written in batches, and only for charges still pending', async () => {
+  const { id } = await issueTestKey({ units: 10 })
+  const { ApiKeys } = cds.entities('gateway')
+  const { secretHash } = await cds.tx(() => SELECT.one.from(ApiKeys).columns('secretHash').where({ ID: id }))
+  for (const requestId of ['batched-1', 'batched-2', 'batched-3'])
+    await ledger.reserve({ keyId: id, secretHash, units: 1, routeClass: 'entity-read', route: 'GET /batched', requestId })
+  await ledger.refund('batched-3', '500')
+  for (const requestId of ['batched-1', 'batched-2', 'batched-3']) ledger.commitSoon(requestId, '200')
+  await ledger.flushCommits()
+  const charges = (await ledgerOf(id)).filter(entry => entry.kind === 'charge').map(entry => [entry.requestId, entry.state, entry.outcome])
+  expect(charges.sort()).toEqual([['batched-1', 'committed', '200'], ['batched-2', 'committed', '200'], ['batched-3', 'refunded', '500']])
+  expect(await balanceOf(id)).toBe(8)
+})
