@@ -214,6 +214,26 @@ export class ChainAIndex {
     })
   }
 
+  /**
+   * A transaction was submitted or confirmed: forget it (a cached "not found"), the tip, and every
+   * address it pays or spends from (spent outputs are looked up in the cache), so the next reads
+   * ask the upstream again.
+   */
+  async forgetTransaction(change: { txHash: string; spent?: string[]; addresses?: string[] }): Promise<void> {
+    const addresses = new Set(change.addresses ?? [])
+    for (const ref of change.spent ?? []) {
+      const [txHash, index] = ref.split('#')
+      const utxo = await SELECT.one.from(AddressUTxOs).columns('address').where({ txHash, outputIndex: Number(index) })
+      if (utxo?.address) addresses.add(utxo.address)
+    }
+    await this.invalidate('transaction', change.txHash)
+    await this.invalidate('tip', 'latest')
+    for (const address of addresses) {
+      await this.invalidate('address', address)
+      await this.invalidate('addressTransactions', address)
+    }
+  }
+
   /** Forgets what is known of a key, so the next read asks the upstream (after a submit, say). */
   async invalidate(kind: MarkKind, ref: string): Promise<void> {
     this.memory.delete(`${kind}:${ref}`)

@@ -46,6 +46,7 @@ export class ChainAReadService extends cds.ApplicationService {
     this.serveAddressActions(index)
     this.serveRegistryActions(index)
     cds.once('served', () => verifyChainIdentityOnStart(index))
+    cds.once('served', () => forgetWhatSubmissionsChange(index))
     return super.init()
   }
 
@@ -137,6 +138,12 @@ async function answerNotFoundByName(req: cds.Request, next: Function) {
     throw notFound(NOT_FOUND_CODES[entity] ?? 'NOT_FOUND', `No ${entity} entry with key ${JSON.stringify(req.params[req.params.length - 1])}`)
   }
   return result
+}
+
+/** Transactions submitted through the transaction service change what is cached here. */
+function forgetWhatSubmissionsChange(index: ChainAIndex) {
+  const transactions = cds.services['ChainATransactionService' as any] as cds.Service | undefined
+  transactions?.on('TransactionSubmitted', (msg: any) => index.forgetTransaction(msg.data))
 }
 
 async function verifyChainIdentityOnStart(index: ChainAIndex) {

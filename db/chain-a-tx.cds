@@ -1,0 +1,144 @@
+using { chaina } from './chain-a';
+
+/**
+ * Chain-A transaction building and submission: unsigned builds with what they spend and create,
+ * the outputs they reserve until they are settled, and the submissions of signed transactions.
+ */
+namespace chainatx;
+
+/**
+ * A build's lifecycle: built → signing (a signing request exists) → submitted → confirmed, or it
+ * ends failed (the ledger rejected it), cancelled (CancelBuild) or expired (its validity passed).
+ */
+type BuildStatus : String(12) enum { built; signing; submitted; confirmed; failed; cancelled; expired };
+type SubmissionStatus : String(12) enum { pending; submitted; confirmed; failed };
+
+entity TransactionBuilds {
+  key ID               : UUID;
+      status           : BuildStatus not null default 'built';
+      /** ada | multiAsset | mint | metadata | plutusSpend */
+      kind             : String(20) not null;
+      builder          : String(20) not null;
+      network          : String(16);
+      senderAddress    : chaina.Bech32;
+      recipientAddress : chaina.Bech32;
+      changeAddress    : chaina.Bech32;
+      lovelaceAmount   : chaina.Lovelace;
+      /** The transaction id: the hash of the body, which signing does not change. */
+      txHash           : chaina.Hash32;
+      unsignedTxCbor   : LargeString;
+      fee              : chaina.Lovelace;
+      size             : Integer;
+      invalidBefore    : Int64;
+      invalidHereafter : Int64;
+      /** When the validity interval ends (the build expires unless submitted before). */
+      expiresAt        : Timestamp;
+      requiredSigners  : LargeString;
+      /** The build's parameters as JSON, so RebuildTransaction can build it again. */
+      requestJson      : LargeString;
+      rebuiltFrom      : UUID;
+      failureReason    : String(2000);
+      createdAt        : Timestamp;
+      updatedAt        : Timestamp;
+      inputs           : Composition of many BuildInputs on inputs.build = $self;
+      outputs          : Composition of many BuildOutputs on outputs.build = $self;
+      assets           : Composition of many BuildAssets on assets.build = $self;
+      metadata         : Composition of many BuildMetadata on metadata.build = $self;
+      submissions      : Association to many TransactionSubmissions on submissions.build = $self;
+}
+
+entity BuildInputs {
+  key build        : Association to TransactionBuilds;
+  key inputIndex   : Integer;
+      txHash       : chaina.Hash32;
+      outputIndex  : Integer;
+      address      : chaina.Bech32;
+      lovelace     : chaina.Lovelace;
+      isScript     : Boolean;
+      isCollateral : Boolean;
+}
+
+entity BuildOutputs {
+  key build       : Association to TransactionBuilds;
+  key outputIndex : Integer;
+      address     : chaina.Bech32;
+      lovelace    : chaina.Lovelace;
+      isChange    : Boolean;
+      datumHash   : chaina.Hash32;
+      inlineDatum : LargeString;
+}
+
+/** Native assets a build spends (input), creates (output) or mints and burns (mint). */
+entity BuildAssets : chaina.AssetFields {
+  key build     : Association to TransactionBuilds;
+  /** input | output | mint */
+  key role      : String(10);
+  /** The input or output index; 0 for mint. */
+  key position  : Integer;
+  key unit      : chaina.Unit;
+}
+
+entity BuildMetadata {
+  key build   : Association to TransactionBuilds;
+  key label   : String(20);
+      payload : LargeString;
+}
+
+/**
+ * The outputs a pending build spends, so no other pending build selects them. One row per output:
+ * the key makes a double selection impossible even between concurrent builds.
+ */
+entity SpendLocks {
+  key txHash      : chaina.Hash32;
+  key outputIndex : Integer;
+      build       : Association to TransactionBuilds not null;
+      address     : chaina.Bech32;
+      /** The lock lapses with the build's validity. */
+      expiresAt   : Timestamp;
+}
+
+@assert.unique: { transaction: [txHash] }
+entity TransactionSubmissions {
+  key ID             : UUID;
+      build          : Association to TransactionBuilds;
+      txHash         : chaina.Hash32 not null;
+      status         : SubmissionStatus not null default 'pending';
+      signedTxCbor   : LargeString;
+      /** The ledger's reason when it rejected the transaction. */
+      errorCode      : String(40);
+      errorMessage   : String(2000);
+      submittedAt    : Timestamp;
+      confirmedAt    : Timestamp;
+      blockHeight    : Integer;
+      blockHash      : chaina.Hash32;
+}
+
+/** Protocol parameters the builds used, as fetched from the upstream. */
+entity ProtocolParametersCache {
+  key epoch            : Integer;
+      minFeeA          : Integer;
+      minFeeB          : Integer;
+      maxTxSize        : Integer;
+      coinsPerUtxoSize : chaina.Lovelace;
+      keyDeposit       : chaina.Lovelace;
+      priceMem         : Double;
+      priceStep        : Double;
+      maxTxExMem       : Int64;
+      maxTxExSteps     : Int64;
+      collateralPercent : Integer;
+      maxCollateralInputs : Integer;
+      costModels       : LargeString;
+      fetchedAt        : Timestamp;
+}
+
+/** The network the builds are made for, as fetched from the upstream's genesis. */
+entity NetworkParametersCache {
+  key network       : String(16);
+      networkId     : Integer;
+      networkMagic  : Integer;
+      systemStart   : Timestamp;
+      slotLength    : Integer;
+      epochLength   : Integer;
+      securityParam : Integer;
+      fetchedAt     : Timestamp;
+}

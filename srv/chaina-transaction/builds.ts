@@ -1,0 +1,155 @@
+import cds from '@sap/cds'
+import { BuildAssets, BuildInputs, BuildMetadata, BuildOutputs, SpendLocks, TransactionBuilds } from '#cds-models/chainatx'
+import { builderFor, type BuildResult, type OutputRef, type ScriptSpendRequest } from '../chains/chain-a/builders/index.ts'
+import { describeAsset } from '../chains/chain-a/assets.ts'
+import { chainA } from '../chains/chain-a/index.ts'
+import type { AssetQuantity } from '../chains/chain-a/port.ts'
+import { ApiError, notFound } from '../lib/errors.ts'
+import { stringSetting, requiresBlock } from '../lib/settings.ts'
+import { chainContext, timeOfSlot } from './chain-context.ts'
+import { planBuild, type BuildKind, type BuildParameters, type PlannedBuild } from './requests.ts'
+
+/**
+ * Builds: one row per unsigned transaction with what it spends, creates, mints and carries, and a
+ * lock on every output it spends until it is settled, so no other pending build selects them.
+ * Transitions are guarded UPDATEs: cancel only from built or signing, rebuild only a failed or
+ * expired build, expiry once the validity interval has passed.
+ */
+
+const { SELECT, INSERT, UPDATE, DELETE } = cds.ql
+
+export const PENDING_STATES = ['built', 'signing']
+const SELECTION_ATTEMPTS = 3
+
+export const defaultBuilder = () => stringSetting('CHAIN_A_BUILDER', requiresBlock('chain-a').builder, 'csl')
+
+export async function createBuild(kind: BuildKind, parameters: BuildParameters, builderName?: string | null, rebuiltFrom?: string): Promise<string> {
+  const builder = builderFor(builderName || defaultBuilder())
+  const context = await chainContext()
+  const plan = planBuild(kind, parameters, context.network)
+  await expireStaleBuilds()
+  const scriptInputs = plan.scriptSpend ? [await scriptInput(plan.scriptSpend)] : undefined
+  for (let attempt = 0; attempt < SELECTION_ATTEMPTS; attempt++) {
+    const [utxos, excludedUtxos] = await Promise.all([chainA().addressUtxos(plan.sender), lockedOutputs(plan.sender)])
+    const result = await builder.build({
+      utxos, changeAddress: plan.change, protocolParameters: context.protocolParameters, currentSlot: context.currentSlot,
+      networkId: context.networkId, slotConfig: context.slotConfig, excludedUtxos, outputs: plan.outputs, mint: plan.mint,
+      metadataJson: plan.metadataJson, scriptInputs,
+    })
+    const id = cds.utils.uuid()
+    const expiresAt = result.validity.invalidHereafter === null ? null : timeOfSlot(context.slotConfig, result.validity.invalidHereafter).toISOString()
+    if (await lockSpentOutputs(id, result, plan.sender, expiresAt)) {
+      await record(id, kind, plan, parameters, result, context.network, expiresAt, rebuiltFrom)
+      return id
+    }
+  }
+  throw new ApiError(409, 'UTXO_CONTENTION', `Other builds of ${plan.sender} keep taking the same outputs; try again`, { target: 'senderAddress' })
+}
+
+/** Cancels a build that is not yet submitted; its outputs are free again. */
+export async function cancelBuild(id: string) {
+  const affected = await UPDATE.entity(TransactionBuilds).set({ status: 'cancelled', updatedAt: now() }).where({ ID: id, status: { in: PENDING_STATES } })
+  if (affected !== 1) await refuseTransition(id, 'cancelled', 'only a build that is built or signing can be cancelled')
+  await DELETE.from(SpendLocks).where({ build_ID: id })
+}
+
+/** Builds a failed or expired build again: new inputs, a new validity interval, a new build. */
+export async function rebuild(id: string, builderName?: string | null): Promise<string> {
+  await expireStaleBuilds()
+  const old: any = await SELECT.one.from(TransactionBuilds).columns('ID', 'status', 'kind', 'builder', 'requestJson').where({ ID: id })
+  if (!old) throw notFound('BUILD_NOT_FOUND', `There is no build ${id}`, 'buildId')
+  if (old.status !== 'failed' && old.status !== 'expired')
+    throw new ApiError(409, 'INVALID_BUILD_STATE', `Build ${id} is ${old.status}; only a failed or expired build can be rebuilt`, { target: 'buildId' })
+  return createBuild(old.kind, JSON.parse(old.requestJson), builderName || old.builder, id)
+}
+
+/** Marks pending builds whose validity has passed as expired and frees their outputs. */
+export async function expireStaleBuilds() {
+  const moment = now()
+  await UPDATE.entity(TransactionBuilds).set({ status: 'expired', updatedAt: moment }).where({ status: { in: PENDING_STATES }, expiresAt: { '<': moment } })
+  await DELETE.from(SpendLocks).where({ expiresAt: { '<': moment } })
+}
+
+/** Settles a build: submitted (outputs stay locked until confirmed), confirmed or failed (freed). */
+export async function settleBuild(id: string, status: 'submitted' | 'confirmed' | 'failed', failureReason?: string) {
+  const from = status === 'submitted' ? PENDING_STATES : status === 'confirmed' ? ['submitted', ...PENDING_STATES] : [...PENDING_STATES, 'submitted']
+  await UPDATE.entity(TransactionBuilds).set({ status, updatedAt: now(), ...(failureReason ? { failureReason: failureReason.slice(0, 2000) } : {}) }).where({ ID: id, status: { in: from } })
+  if (status !== 'submitted') await DELETE.from(SpendLocks).where({ build_ID: id })
+}
+
+export async function refuseTransition(id: string, to: string, rule: string): Promise<never> {
+  const build = await SELECT.one.from(TransactionBuilds).columns('status').where({ ID: id })
+  if (!build) throw notFound('BUILD_NOT_FOUND', `There is no build ${id}`, 'buildId')
+  throw new ApiError(409, 'INVALID_BUILD_STATE', `Build ${id} is ${build.status} and cannot become ${to}: ${rule}`, { target: 'buildId' })
+}
+
+async function lockedOutputs(address: string): Promise<OutputRef[]> {
+  const locks = await SELECT.from(SpendLocks).columns('txHash', 'outputIndex').where({ address, expiresAt: { '>': now() } })
+  return locks.map((lock: any) => ({ txHash: lock.txHash, outputIndex: lock.outputIndex }))
+}
+
+/**
+ * Locks every output the build spends (inputs and collateral). An output another build locked
+ * meanwhile makes this answer false (and take back its own locks) instead of failing the request.
+ */
+async function lockSpentOutputs(buildId: string, result: BuildResult, sender: string, expiresAt: string | null): Promise<boolean> {
+  const db: any = cds.db
+  const postgres = db.kind === 'postgres'
+  const sql = postgres
+    ? 'INSERT INTO chainatx_SpendLocks (txHash, outputIndex, build_ID, address, expiresAt) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (txHash, outputIndex) DO NOTHING'
+    : 'INSERT INTO chainatx_SpendLocks (txHash, outputIndex, build_ID, address, expiresAt) VALUES (?, ?, ?, ?, ?) ON CONFLICT (txHash, outputIndex) DO NOTHING'
+  const until = expiresAt ?? new Date(Date.now() + 2 * 3600_000).toISOString()
+  for (const input of [...result.inputs, ...result.collateral]) {
+    const inserted = await cds.run(sql, [input.txHash, input.outputIndex, buildId, input.address ?? sender, until])
+    if (Number((inserted as any)?.changes ?? inserted) !== 1) {
+      await DELETE.from(SpendLocks).where({ build_ID: buildId })
+      return false
+    }
+  }
+  return true
+}
+
+/** The script-locked output a Plutus spend takes, as the chain has it now (and unspent). */
+async function scriptInput(spend: NonNullable<PlannedBuild['scriptSpend']>): Promise<ScriptSpendRequest> {
+  const tx = await chainA().transaction(spend.txHash)
+  const output = tx?.outputs.find(o => o.outputIndex === spend.outputIndex)
+  if (!output) throw notFound('OUTPUT_NOT_FOUND', `There is no output ${spend.txHash}#${spend.outputIndex} on chain`, 'scriptTxHash')
+  const utxo = (await chainA().addressUtxos(output.address)).find(u => u.txHash === spend.txHash && u.outputIndex === spend.outputIndex)
+  if (!utxo) throw new ApiError(409, 'UTXO_SPENT', `Output ${spend.txHash}#${spend.outputIndex} has already been spent`, { target: 'scriptTxHash' })
+  return { utxo, validator: spend.validator, redeemerJson: spend.redeemerJson, datumJson: spend.datumJson }
+}
+
+async function record(id: string, kind: BuildKind, plan: PlannedBuild, parameters: BuildParameters, result: BuildResult, network: string, expiresAt: string | null, rebuiltFrom?: string) {
+  const moment = now()
+  await INSERT.into(TransactionBuilds).entries({
+    ID: id, status: 'built', kind, builder: result.builder, network, senderAddress: plan.sender, recipientAddress: plan.recipient,
+    changeAddress: plan.change, lovelaceAmount: plan.lovelaceAmount, txHash: result.txBodyHash, unsignedTxCbor: result.unsignedTxCbor,
+    fee: result.fee, size: result.size, invalidBefore: result.validity.invalidBefore, invalidHereafter: result.validity.invalidHereafter,
+    expiresAt, requiredSigners: JSON.stringify(result.requiredSigners), requestJson: JSON.stringify(parameters), rebuiltFrom: rebuiltFrom ?? null,
+    createdAt: moment, updatedAt: moment,
+  })
+  const spent = [...result.inputs.map(input => ({ ...input, isCollateral: false })), ...result.collateral.map(input => ({ ...input, isCollateral: true }))]
+  await insertAll(BuildInputs, spent.map((input, inputIndex) => ({
+    build_ID: id, inputIndex, txHash: input.txHash, outputIndex: input.outputIndex, address: input.address, lovelace: input.lovelace,
+    isScript: input.isScript, isCollateral: input.isCollateral,
+  })))
+  await insertAll(BuildOutputs, result.outputs.map(output => ({
+    build_ID: id, outputIndex: output.outputIndex, address: output.address, lovelace: output.lovelace, isChange: output.isChange,
+    datumHash: output.datumHash, inlineDatum: output.inlineDatum,
+  })))
+  await insertAll(BuildAssets, [
+    ...spent.flatMap((input, position) => assetRows(id, 'input', position, input.assets)),
+    ...result.outputs.flatMap(output => assetRows(id, 'output', output.outputIndex, output.assets)),
+    ...assetRows(id, 'mint', 0, result.mint),
+  ])
+  await insertAll(BuildMetadata, result.metadata.map(entry => ({ build_ID: id, label: entry.label, payload: entry.json })))
+}
+
+const assetRows = (buildId: string, role: string, position: number, assets: AssetQuantity[]) =>
+  assets.map(asset => ({ build_ID: buildId, role, position, unit: asset.unit, ...describeAsset(asset.unit), quantity: asset.quantity }))
+
+async function insertAll(entity: any, entries: object[]) {
+  if (entries.length) await INSERT.into(entity).entries(entries)
+}
+
+const now = () => new Date().toISOString()

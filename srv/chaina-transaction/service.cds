@@ -1,0 +1,75 @@
+using { chainatx as db } from '../../db/chain-a-tx';
+
+/**
+ * Chain-A transactions: unsigned builds (ADA, multi-asset, native-token mint and burn, metadata,
+ * Plutus V3 spend) with two builder backends (`csl`, `buildooor`), submission of signed
+ * transactions, and their status up to on-chain confirmation. Amounts are integer strings of
+ * lovelace; JSON parameters are JSON-encoded strings.
+ */
+@path: 'chaina-transaction'
+@requires: 'authenticated-user'
+service ChainATransactionService {
+
+  @readonly entity TransactionBuilds       as projection on db.TransactionBuilds excluding { requestJson };
+  @readonly entity TransactionSubmissions  as projection on db.TransactionSubmissions;
+  @readonly entity BuildInputs             as projection on db.BuildInputs;
+  @readonly entity BuildOutputs            as projection on db.BuildOutputs;
+  @readonly entity BuildAssets             as projection on db.BuildAssets;
+  @readonly entity BuildMetadata           as projection on db.BuildMetadata;
+  @readonly entity ProtocolParametersCache as projection on db.ProtocolParametersCache;
+  @readonly entity NetworkParametersCache  as projection on db.NetworkParametersCache;
+
+  type TransactionStatus {
+    txHash        : String(64);
+    /** unknown | pending | submitted | confirmed | failed */
+    status        : String(12);
+    confirmations : Integer;
+    blockHeight   : Integer;
+    blockHash     : String(64);
+    blockTime     : Timestamp;
+    submissionId  : UUID;
+    buildId       : UUID;
+    errorMessage  : String(2000);
+  }
+
+  type FeeEstimate {
+    fee        : String(20);
+    size       : Integer;
+    inputCount : Integer;
+    builder    : String(20);
+  }
+
+  type AddressValidation {
+    address   : String(200);
+    valid     : Boolean;
+    /** mainnet | testnet */
+    network   : String(10);
+    /** base | enterprise | pointer | reward | byron */
+    type      : String(20);
+    isScript  : Boolean;
+    /** Whether the address belongs to the network this deployment serves. */
+    usable    : Boolean;
+    errorCode : String(40);
+    message   : String(300);
+  }
+
+  action BuildSimpleAdaTransaction(senderAddress : String, recipientAddress : String, lovelaceAmount : String, changeAddress : String, datumJson : LargeString, builder : String) returns TransactionBuilds;
+  action BuildMultiAssetTransaction(senderAddress : String, recipientAddress : String, lovelaceAmount : String, assetsJson : LargeString, changeAddress : String, builder : String) returns TransactionBuilds;
+  action BuildTokenMintTransaction(senderAddress : String, recipientAddress : String, mintActionsJson : LargeString, mintingPolicyScript : LargeString, metadataJson : LargeString, lovelaceAmount : String, changeAddress : String, builder : String) returns TransactionBuilds;
+  action BuildMetadataTransaction(senderAddress : String, metadataJson : LargeString, message : LargeString, recipientAddress : String, lovelaceAmount : String, changeAddress : String, builder : String) returns TransactionBuilds;
+  action BuildPlutusSpendTransaction(senderAddress : String, validatorScript : LargeString, scriptTxHash : String, scriptOutputIndex : Integer, redeemerJson : LargeString, datumJson : LargeString, recipientAddress : String, lovelaceAmount : String, changeAddress : String, builder : String) returns TransactionBuilds;
+  action SubmitSignedTransaction(signedTxCbor : LargeString, buildId : UUID) returns TransactionSubmissions;
+  action GetBuildStatus(buildId : UUID) returns TransactionBuilds;
+  action GetTransactionStatus(txHash : String) returns TransactionStatus;
+  action CancelBuild(buildId : UUID) returns TransactionBuilds;
+  action RebuildTransaction(buildId : UUID, builder : String) returns TransactionBuilds;
+  action EstimateFee(senderAddress : String, recipientAddress : String, lovelaceAmount : String, assetsJson : LargeString, metadataJson : LargeString, builder : String) returns FeeEstimate;
+  action ValidateAddresses(addresses : many String) returns many AddressValidation;
+
+  /** A signed transaction was accepted by the ledger: what it spent and whose balances it changes. */
+  event TransactionSubmitted {
+    txHash    : String(64);
+    spent     : many String;
+    addresses : many String;
+  }
+}

@@ -1,0 +1,136 @@
+import cds from '@sap/cds'
+import { BuildInputs, TransactionBuilds, TransactionSubmissions } from '#cds-models/chainatx'
+import { chainA } from '../chains/chain-a/index.ts'
+import { networkIdOf, parseTxHash } from '../chains/chain-a/identifiers.ts'
+import { bodyHashOf, listOf, parseTransaction } from '../chains/chain-a/signing/witnesses.ts'
+import { ApiError, badInput, isApiError, notFound } from '../lib/errors.ts'
+import { PENDING_STATES, expireStaleBuilds, settleBuild } from './builds.ts'
+
+/**
+ * Submission of signed transactions and their status up to confirmation. Each transaction is
+ * submitted once (a second submission answers 409). When the ledger rejects it, the rejection is
+ * recorded (submission failed, build failed with the ledger's reason) after the request's own
+ * changes are rolled back, and the caller gets 400 TX_REJECTED with that reason.
+ */
+
+const { SELECT, INSERT, UPDATE, UPSERT } = cds.ql
+
+interface SignedTransaction {
+  txHash: string
+  bytes: Uint8Array
+  spent: string[]
+  outputAddresses: string[]
+}
+
+export async function submitSigned(srv: cds.Service, req: cds.Request, signedTxCbor: unknown, buildId?: string | null) {
+  const signed = readSigned(signedTxCbor)
+  await expireStaleBuilds()
+  const build = buildId ? await pendingBuild(buildId, signed.txHash) : await SELECT.one.from(TransactionBuilds).columns('ID', 'status').where({ txHash: signed.txHash })
+  await refuseSecondSubmission(signed.txHash)
+
+  const submissionId = cds.utils.uuid()
+  const submittedAt = new Date().toISOString()
+  ;(req as any).on('failed', (error: unknown) => recordRejection(error, submissionId, signed, build?.ID, signedTxCbor as string))
+  await UPSERT.into(TransactionSubmissions).entries({
+    ID: submissionId, build_ID: build?.ID ?? null, txHash: signed.txHash, status: 'pending', signedTxCbor: signedTxCbor as string, submittedAt,
+  })
+  await chainA().submit(signed.bytes)
+  await UPDATE.entity(TransactionSubmissions).set({ status: 'submitted' }).where({ ID: submissionId })
+  if (build) await settleBuild(build.ID, 'submitted')
+  const inputAddresses = build ? (await SELECT.from(BuildInputs).columns('address').where({ build_ID: build.ID })).map((input: any) => input.address) : []
+  await srv.emit('TransactionSubmitted', { txHash: signed.txHash, spent: signed.spent, addresses: [...new Set([...inputAddresses, ...signed.outputAddresses])] })
+  return SELECT.one.from(TransactionSubmissions).where({ ID: submissionId })
+}
+
+export interface TransactionStatus {
+  txHash: string
+  status: 'unknown' | 'pending' | 'submitted' | 'confirmed' | 'failed'
+  confirmations: number
+  blockHeight: number | null
+  blockHash: string | null
+  blockTime: string | null
+  submissionId: string | null
+  buildId: string | null
+  errorMessage: string | null
+}
+
+/** Where a transaction stands: on chain (with confirmations), submitted, failed, or unknown (404). */
+export async function transactionStatus(srv: cds.Service, txHashParameter: unknown): Promise<TransactionStatus> {
+  const txHash = parseTxHash(txHashParameter, 'txHash')
+  const submission: any = await SELECT.one.from(TransactionSubmissions).where({ txHash })
+  const [onChain, tip] = await Promise.all([chainA().transaction(txHash), chainA().tip()])
+  const status: TransactionStatus = {
+    txHash, status: submission?.status ?? 'unknown', confirmations: 0, blockHeight: null, blockHash: null, blockTime: null,
+    submissionId: submission?.ID ?? null, buildId: submission?.build_ID ?? null, errorMessage: submission?.errorMessage ?? null,
+  }
+  if (onChain) {
+    Object.assign(status, {
+      status: 'confirmed', confirmations: tip.height - onChain.blockHeight + 1, blockHeight: onChain.blockHeight,
+      blockHash: onChain.blockHash, blockTime: new Date(onChain.blockTime * 1000).toISOString(),
+    })
+    if (submission && submission.status !== 'confirmed') await markConfirmed(srv, submission, onChain)
+  } else if (!submission) {
+    throw notFound('TRANSACTION_NOT_FOUND', `Transaction ${txHash} is neither on chain nor submitted here`, 'txHash')
+  }
+  return status
+}
+
+async function markConfirmed(srv: cds.Service, submission: any, onChain: { blockHeight: number; blockHash: string; outputs: { address: string }[]; inputs: { address: string; txHash: string; outputIndex: number }[] }) {
+  await UPDATE.entity(TransactionSubmissions)
+    .set({ status: 'confirmed', confirmedAt: new Date().toISOString(), blockHeight: onChain.blockHeight, blockHash: onChain.blockHash })
+    .where({ ID: submission.ID })
+  if (submission.build_ID) await settleBuild(submission.build_ID, 'confirmed')
+  await srv.emit('TransactionSubmitted', {
+    txHash: submission.txHash,
+    spent: onChain.inputs.map(input => `${input.txHash}#${input.outputIndex}`),
+    addresses: [...new Set([...onChain.inputs, ...onChain.outputs].map(part => part.address))],
+  })
+}
+
+function readSigned(signedTxCbor: unknown): SignedTransaction {
+  const tx = parseTransaction(signedTxCbor, 'signedTxCbor')
+  const body = tx.body()
+  const expected = networkIdOf(chainA().networkName)
+  const outputAddresses = listOf(body.outputs()).map(output => {
+    const address = output.address()
+    if (address.network_id() !== expected) throw badInput('WRONG_NETWORK', `Output ${address.to_bech32()} is not on this deployment's network (${chainA().networkName})`, 'signedTxCbor')
+    return address.to_bech32()
+  })
+  return {
+    txHash: bodyHashOf(signedTxCbor as string),
+    bytes: tx.to_bytes(),
+    spent: listOf(body.inputs()).map(input => `${input.transaction_id().to_hex()}#${input.index()}`),
+    outputAddresses,
+  }
+}
+
+async function pendingBuild(buildId: string, txHash: string) {
+  const build: any = await SELECT.one.from(TransactionBuilds).columns('ID', 'status', 'txHash').where({ ID: buildId })
+  if (!build) throw notFound('BUILD_NOT_FOUND', `There is no build ${buildId}`, 'buildId')
+  if (build.txHash !== txHash) throw badInput('BODY_HASH_MISMATCH', `The signed transaction ${txHash} is not build ${buildId} (${build.txHash}): its body was changed`, 'signedTxCbor')
+  if (build.status === 'submitted' || build.status === 'confirmed') throw new ApiError(409, 'TX_ALREADY_SUBMITTED', `Build ${buildId} was already submitted as ${txHash}`, { target: 'buildId' })
+  if (!PENDING_STATES.includes(build.status)) throw new ApiError(409, 'INVALID_BUILD_STATE', `Build ${buildId} is ${build.status}; rebuild it to submit again`, { target: 'buildId' })
+  return build
+}
+
+async function refuseSecondSubmission(txHash: string) {
+  const earlier: any = await SELECT.one.from(TransactionSubmissions).columns('status').where({ txHash })
+  if (earlier && earlier.status !== 'failed') throw new ApiError(409, 'TX_ALREADY_SUBMITTED', `Transaction ${txHash} was already submitted (${earlier.status})`, { target: 'signedTxCbor' })
+}
+
+/** After the rollback of a rejected submission: remember the ledger's reason for the submission and the build. */
+async function recordRejection(error: unknown, submissionId: string, signed: SignedTransaction, buildId: string | undefined, signedTxCbor: string) {
+  if (!isApiError(error) || error.code !== 'TX_REJECTED') return
+  try {
+    await cds.tx(async () => {
+      await UPSERT.into(TransactionSubmissions).entries({
+        ID: submissionId, build_ID: buildId ?? null, txHash: signed.txHash, status: 'failed', signedTxCbor,
+        errorCode: error.code, errorMessage: error.message.slice(0, 2000), submittedAt: new Date().toISOString(),
+      })
+      if (buildId) await settleBuild(buildId, 'failed', error.message)
+    })
+  } catch (failure) {
+    cds.log('chaina-transaction').error('could not record the rejection of', signed.txHash, failure)
+  }
+}
+
