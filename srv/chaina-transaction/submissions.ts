@@ -26,13 +26,14 @@ export async function submitSigned(srv: cds.Service, req: cds.Request, signedTxC
   const signed = readSigned(signedTxCbor)
   await expireStaleBuilds()
   const build = buildId ? await pendingBuild(buildId, signed.txHash) : await SELECT.one.from(TransactionBuilds).columns('ID', 'status').where({ txHash: signed.txHash })
-  await refuseSecondSubmission(signed.txHash)
+  const earlier = await refuseSecondSubmission(signed.txHash)
 
-  const submissionId = cds.utils.uuid()
+  const submissionId = earlier?.ID ?? cds.utils.uuid()
   const submittedAt = new Date().toISOString()
   ;(req as any).on('failed', (error: unknown) => recordRejection(error, submissionId, signed, build?.ID, signedTxCbor as string))
   await UPSERT.into(TransactionSubmissions).entries({
     ID: submissionId, build_ID: build?.ID ?? null, txHash: signed.txHash, status: 'pending', signedTxCbor: signedTxCbor as string, submittedAt,
+    errorCode: null, errorMessage: null,
   })
   await chainA().submit(signed.bytes)
   await UPDATE.entity(TransactionSubmissions).set({ status: 'submitted' }).where({ ID: submissionId })
@@ -113,9 +114,11 @@ async function pendingBuild(buildId: string, txHash: string) {
   return build
 }
 
-async function refuseSecondSubmission(txHash: string) {
-  const earlier: any = await SELECT.one.from(TransactionSubmissions).columns('status').where({ txHash })
+/** Refuses a transaction submitted before; answers an earlier failed submission, which is tried again. */
+async function refuseSecondSubmission(txHash: string): Promise<{ ID: string } | undefined> {
+  const earlier: any = await SELECT.one.from(TransactionSubmissions).columns('ID', 'status').where({ txHash })
   if (earlier && earlier.status !== 'failed') throw new ApiError(409, 'TX_ALREADY_SUBMITTED', `Transaction ${txHash} was already submitted (${earlier.status})`, { target: 'signedTxCbor' })
+  return earlier ?? undefined
 }
 
 /** After the rollback of a rejected submission: remember the ledger's reason for the submission and the build. */

@@ -7,8 +7,8 @@
 export function stableErrorCodes(error: any, req: any, _res: unknown, next: (error: unknown) => void) {
   if (error && typeof error === 'object') {
     const status = Number(error.status ?? error.statusCode ?? 500)
-    if (!isStableCode(error.code)) error.code = codeFor(status, String(error.message ?? ''), req)
-    if (status >= 500 && isDatabaseConstraint(error)) Object.assign(error, { status: 400, code: 'CONSTRAINT_VIOLATION' })
+    if (status >= 500 && isDatabaseConstraint(error)) Object.assign(error, { status: 409, code: 'CONFLICT' })
+    else if (!isStableCode(error.code)) error.code = codeFor(status, String(error.message ?? ''), req)
   }
   next(error)
 }
