@@ -11,6 +11,7 @@ import cds from '@sap/cds'
 import { BlockFrostAPI } from '@blockfrost/blockfrost-js'
 import { readBenchmarks } from './read-service.ts'
 import { gatewayBenchmarks } from './gateway.ts'
+import { transactionBenchmarks } from './transactions.ts'
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2000)
 
@@ -31,6 +32,7 @@ async function main() {
 
   console.log(`chain-access-gateway benchmarks (${rounds} samples per figure, node ${process.version}, ${cds.env.requires.db.kind})\n`)
   await readBenchmarks({ url, devnet, direct, rounds })
+  await transactionBenchmarks({ url, devnet, rounds })
   server.close()
   await devnet.stop()
 
