@@ -153,3 +153,20 @@ describe('entity sets and helpers', () => {
     ])
   })
 })
+
+describe('the read service after a submission', () => {
+  test('shows spent and created outputs at once, not after its cache TTL', async () => {
+    const wallet4 = devnet.walletKeys('wallet-4')
+    const READ = '/odata/v4/chaina-odata'
+    const before = (await POST(`${READ}/GetUTxOsByAddress`, { address: wallet4.address })).data.value.map((u: any) => `${u.txHash}#${u.outputIndex}`)
+    const build = (await send('1300000', wallet4.address)).data
+    const spent = await spentBy(build.ID)
+    await POST(`${TX}/SubmitSignedTransaction`, { signedTxCbor: signWith(build.unsignedTxCbor, wallet4.payment), buildId: build.ID })
+    devnet.produceBlock()
+    expect((await POST(`${TX}/GetTransactionStatus`, { txHash: build.txHash })).data.status).toBe('confirmed')
+    const after = (await POST(`${READ}/GetUTxOsByAddress`, { address: wallet4.address })).data.value.map((u: any) => `${u.txHash}#${u.outputIndex}`)
+    expect(before).toEqual(expect.arrayContaining(spent))
+    for (const ref of spent) expect(after).not.toContain(ref)
+    expect(after.some((ref: string) => ref.startsWith(build.txHash))).toBe(true)
+  })
+})
