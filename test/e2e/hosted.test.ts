@@ -1,4 +1,5 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { execFile } from 'node:child_process'
+import { startServer, type RunningServer } from '../support/server.ts'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,7 +11,7 @@ import { promisify } from 'node:util'
  */
 const root = join(__dirname, '..', '..')
 const run = promisify(execFile)
-let server: ChildProcess
+let server: RunningServer | undefined
 let url: string
 let dataDir: string
 let env: NodeJS.ProcessEnv
@@ -25,26 +26,13 @@ beforeAll(async () => {
 }, 10_000)
 
 afterAll(() => {
-  if (server?.pid) process.kill(-server.pid, 'SIGTERM')
+  server?.stop()
   rmSync(dataDir, { recursive: true, force: true })
 })
 
 async function start() {
-  server = spawn('npm', ['start'], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
-  url = await new Promise<string>((resolve, reject) => {
-    let output = ''
-    const timer = setTimeout(() => reject(new Error(`npm start did not listen in time:\n${output}`)), 45_000)
-    const watch = (chunk: Buffer) => {
-      output += chunk
-      const listening = /server listening on \{ url: '([^']+)'/.exec(output)
-      if (listening) {
-        clearTimeout(timer)
-        resolve(listening[1])
-      }
-    }
-    server.stdout!.on('data', watch)
-    server.stderr!.on('data', watch)
-  })
+  server = await startServer('npm', ['start'], { cwd: root, env })
+  url = server.url
 }
 
 test('a key issued on the command line is metered by the hosted gateway; credit and revoke take effect', async () => {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { startServer, type RunningServer } from '../support/server.ts'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,7 +8,7 @@ import { join } from 'node:path'
  * service on the embedded devnet, with mocked users (alice, no password).
  */
 const root = join(__dirname, '..', '..')
-let server: ChildProcess
+let server: RunningServer
 let url: string
 let dataDir: string
 
@@ -16,26 +16,12 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'chain-access-start-'))
   const env: NodeJS.ProcessEnv = { ...process.env, CDS_ENV: 'self-hosted', PORT: '0', cds_requires_db_credentials_url: join(dataDir, 'db.sqlite') }
   delete env.NODE_ENV
-  server = spawn('npm', ['start'], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
-  url = await new Promise<string>((resolve, reject) => {
-    let output = ''
-    const timer = setTimeout(() => reject(new Error(`npm start did not listen in time:\n${output}`)), 45_000)
-    const watch = (chunk: Buffer) => {
-      output += chunk
-      const listening = /server listening on \{ url: '([^']+)'/.exec(output)
-      if (listening) {
-        clearTimeout(timer)
-        resolve(listening[1])
-      }
-    }
-    server.stdout!.on('data', watch)
-    server.stderr!.on('data', watch)
-    server.on('exit', code => reject(new Error(`npm start exited with ${code}:\n${output}`)))
-  })
+  server = await startServer('npm', ['start'], { cwd: root, env })
+  url = server.url
 }, 60_000)
 
 afterAll(() => {
-  if (server?.pid) process.kill(-server.pid, 'SIGTERM')
+  server?.stop()
   rmSync(dataDir, { recursive: true, force: true })
 })
 

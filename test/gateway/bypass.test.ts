@@ -5,7 +5,7 @@ import { balanceOf, issueTestKey, ledgerOf, rawRequest } from '../support/gatewa
 process.env.GATEWAY_ENABLED = 'true'
 process.env.GATEWAY_RATE_PER_SECOND = '100000'
 process.env.GATEWAY_BURST = '100000'
-const app = cds.test(__dirname + '/../..')
+const app: { url: string } = cds.test(__dirname + '/../..') as any
 
 let key: { id: string; key: string }
 beforeAll(async () => {

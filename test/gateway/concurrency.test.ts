@@ -1,5 +1,5 @@
 import cds from '@sap/cds'
-import { spawn, type ChildProcess } from 'node:child_process'
+import { startServer, type RunningServer } from '../support/server.ts'
 import { join } from 'node:path'
 import { runningDevnet } from '../support/chain-a.ts'
 import { balanceOf, issueTestKey, ledgerOf, ledgerSum, settled } from '../support/gateway.ts'
@@ -7,7 +7,7 @@ import { balanceOf, issueTestKey, ledgerOf, ledgerSum, settled } from '../suppor
 process.env.GATEWAY_ENABLED = 'true'
 process.env.GATEWAY_RATE_PER_SECOND = '1000000'
 process.env.GATEWAY_BURST = '1000000'
-const app = cds.test(__dirname + '/../..')
+const app: { url: string } = cds.test(__dirname + '/../..') as any
 
 const onPostgres = (process.env.CDS_ENV ?? '').split(',').includes('pg')
 let address: string
@@ -90,8 +90,7 @@ describe('exact metering under concurrency (M = 101 units, c = 2, 3·M/c attempt
 
 // SQLite serves one process; the shared-database case exists only on PostgreSQL.
 if (onPostgres) describe('two server processes sharing PostgreSQL', () => {
-  let second: ChildProcess | undefined
-  let secondUrl: string
+  let second: RunningServer | undefined
 
   beforeAll(async () => {
     const root = join(__dirname, '..', '..')
@@ -99,25 +98,11 @@ if (onPostgres) describe('two server processes sharing PostgreSQL', () => {
       ...process.env, CDS_ENV: 'pg', PORT: '0', GATEWAY_ENABLED: 'true', CHAIN_A_DEVNET: 'false',
       BLOCKFROST_URL: runningDevnet().url, CDS_TYPESCRIPT: 'true', NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON',
     }
-    second = spawn(join(root, 'node_modules', '.bin', 'cds-serve'), [], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    secondUrl = await new Promise<string>((resolve, reject) => {
-      let output = ''
-      const timer = setTimeout(() => reject(new Error('the second server did not start:\n' + output)), 30_000)
-      const watch = (chunk: Buffer) => {
-        output += chunk
-        const listening = /server listening on \{ url: '([^']+)'/.exec(output)
-        if (listening) {
-          clearTimeout(timer)
-          resolve(listening[1])
-        }
-      }
-      second!.stdout!.on('data', watch)
-      second!.stderr!.on('data', watch)
-    })
+    second = await startServer(join(root, 'node_modules', '.bin', 'cds-serve'), [], { cwd: root, env })
   }, 40_000)
-  afterAll(() => second?.kill())
+  afterAll(() => second?.stop())
 
   test.each([32, 128])('%i concurrent clients spread over both processes', async clients => {
-    await expectExact([app.url, secondUrl], clients)
+    await expectExact([app.url, second!.url], clients)
   })
 })

@@ -7,7 +7,7 @@ process.env.GATEWAY_RATE_PER_SECOND = '1000000'
 process.env.GATEWAY_BURST = '1000000'
 // These tests make hundreds of calls with dead secrets on purpose.
 process.env.GATEWAY_AUTH_FAILURES = '1000000'
-const app = cds.test(__dirname + '/../..')
+const app: { url: string } = cds.test(__dirname + '/../..') as any
 
 beforeAll(() => runningDevnet())
 afterAll(() => {
