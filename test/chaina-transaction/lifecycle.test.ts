@@ -67,10 +67,10 @@ describe('build states', () => {
 describe('no double selection between pending builds of one address', () => {
   test('concurrent builds spend disjoint outputs', async () => {
     const wallet3 = devnet.walletKeys('wallet-3')
-    const builds = await Promise.all(Array.from({ length: 4 }, () => send('1500000', wallet3.address)))
+    const builds: { status: number; data: any }[] = await Promise.all(Array.from({ length: 4 }, () => send('1500000', wallet3.address)))
     const ok = builds.filter(b => b.status === 201 || b.status === 200).map(b => b.data)
     expect(ok.length).toBeGreaterThan(0)
-    const spent = (await Promise.all(ok.map(b => spentBy(b.ID)))).flat()
+    const spent = (await Promise.all(ok.map((b: any) => spentBy(b.ID)))).flat()
     expect(new Set(spent).size).toBe(spent.length)
     for (const b of builds.filter(b => b.status >= 400)) expect(['INSUFFICIENT_FUNDS', 'UTXO_CONTENTION']).toContain(b.data.error.code)
   })
