@@ -69,6 +69,10 @@ entity ProductGrants {
       revokedAt         : Timestamp;
 }
 
+/** A named type, not an inline enum: an inline enum on an element called `kind` collides with the
+ *  generated model class's own static `kind`. */
+type LedgerEntryKind : String(10) enum { credit; charge; refund };
+
 /**
  * One entry per charged call (kind charge: units negative, pending until the call resolves, then
  * committed or refunded), per refund and per credit. A request resolves at most once: the
@@ -78,7 +82,7 @@ entity ProductGrants {
 entity LedgerEntries {
   key ID         : UUID;
       apiKey     : Association to ApiKeys not null;
-      kind       : String(10) enum { credit; charge; refund } not null;
+      kind       : LedgerEntryKind not null;
       units      : Units not null;
       state      : String(10) enum { pending; committed; refunded; posted } not null;
       routeClass : String(30);

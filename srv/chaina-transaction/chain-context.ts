@@ -1,5 +1,8 @@
 import cds from '@sap/cds'
-import { NetworkParametersCache, ProtocolParametersCache } from '#cds-models/chainatx'
+import {
+  BuildAssets, BuildInputs, BuildMetadata, BuildOutputs, NetworkParametersCache, ProtocolParametersCache, SpendLocks, TransactionBuilds,
+  TransactionSubmissions,
+} from '#cds-models/chainatx'
 import { chainA } from '../chains/chain-a/index.ts'
 import { networkIdOf } from '../chains/chain-a/identifiers.ts'
 import { slotConfigFor, type SlotConfig } from '../chains/chain-a/plutus.ts'
@@ -12,7 +15,7 @@ import { ApiError } from '../lib/errors.ts'
  * Each fetch is recorded in ProtocolParametersCache / NetworkParametersCache.
  */
 
-const { UPSERT } = cds.ql
+const { SELECT, UPSERT, DELETE } = cds.ql
 const PARAMETERS_TTL_MS = 300_000
 
 export interface ChainContext {
@@ -73,6 +76,23 @@ async function protocolParametersNow(): Promise<ChainProtocolParameters> {
     collateralPercent: value.collateralPercent, maxCollateralInputs: value.maxCollateralInputs, costModels: value.costModels, fetchedAt: new Date().toISOString(),
   })
   return value
+}
+
+/**
+ * Builds, locks and submissions belong to one chain. When the upstream is another chain than the
+ * one they were made on (a restarted devnet, a new network), they are forgotten. Answers whether
+ * anything was.
+ */
+export async function forgetBuildsOfAnotherChain(): Promise<boolean> {
+  const network = chainA().networkName
+  const genesis = await chainA().genesis()
+  const known: any = await SELECT.one.from(NetworkParametersCache).where({ network })
+  const same = known && Date.parse(known.systemStart) === genesis.systemStart * 1000 && known.networkMagic === genesis.networkMagic
+  if (same) return false
+  for (const table of [SpendLocks, BuildAssets, BuildMetadata, BuildInputs, BuildOutputs, TransactionSubmissions, TransactionBuilds] as any[]) await DELETE.from(table)
+  genesisOnce = undefined
+  await genesisOf()
+  return !!known
 }
 
 /** Forgets cached chain facts (a different upstream chain, tests). */

@@ -10,7 +10,7 @@ import { describeAddress, networkIdOf } from '../chains/chain-a/identifiers.ts'
 import { notFound } from '../lib/errors.ts'
 import { guardPaging } from '../lib/paging.ts'
 import { cancelBuild, createBuild, defaultBuilder, expireStaleBuilds, rebuild } from './builds.ts'
-import { chainContext } from './chain-context.ts'
+import { chainContext, forgetBuildsOfAnotherChain } from './chain-context.ts'
 import { planBuild, type BuildKind } from './requests.ts'
 import { submitSigned, transactionStatus } from './submissions.ts'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
@@ -24,6 +24,7 @@ export class ChainATransactionService extends cds.ApplicationService {
     this.serveBuilds()
     this.serveLifecycle()
     this.serveHelpers()
+    cds.once('served', () => forgetBuildsOfAnotherChainOnStart())
     return super.init()
   }
 
@@ -64,6 +65,14 @@ export class ChainATransactionService extends cds.ApplicationService {
       return { fee: built.fee, size: built.size, inputCount: built.inputs.length, builder: built.builder }
     })
     this.on(ValidateAddresses, req => (req.data.addresses ?? []).map(validateAddress))
+  }
+}
+
+async function forgetBuildsOfAnotherChainOnStart() {
+  try {
+    if (await cds.tx(() => forgetBuildsOfAnotherChain())) cds.log('chaina-transaction').warn('the upstream is another chain now: builds, locks and submissions of the former one were removed')
+  } catch (error) {
+    cds.log('chaina-transaction').warn('could not check the upstream chain at start; builds stay as they are', error)
   }
 }
 
