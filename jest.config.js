@@ -1,9 +1,9 @@
 /** jest runs TypeScript through ts-jest, compiled to CommonJS (the sources are ESM at runtime). */
-const onPostgres = (process.env.CDS_ENV ?? '').split(',').includes('pg')
-
 module.exports = {
   testEnvironment: 'node',
   globalSetup: './test/setup/global.ts',
+  globalTeardown: './test/setup/teardown.ts',
+  setupFilesAfterEnv: ['./test/setup/database.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', {
       diagnostics: false,
@@ -13,6 +13,5 @@ module.exports = {
   moduleNameMapper: { '^#cds-models/(.*)$': '<rootDir>/@cds-models/$1' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   testTimeout: 60000,
-  // One shared PostgreSQL database: suites run one after another there.
-  maxWorkers: onPostgres ? 1 : '50%',
+  maxWorkers: '50%',
 }
