@@ -72,4 +72,9 @@ service ChainATransactionService {
     spent     : many String;
     addresses : many String;
   }
+
+  /** The upstream is another chain than the one the builds were made on: they were all removed. */
+  event BuildsForgotten {
+    network : String(16);
+  }
 }

@@ -24,7 +24,7 @@ export class ChainATransactionService extends cds.ApplicationService {
     this.serveBuilds()
     this.serveLifecycle()
     this.serveHelpers()
-    cds.once('served', () => forgetBuildsOfAnotherChainOnStart())
+    cds.once('served', () => this.forgetBuildsOfAnotherChainOnStart())
     return super.init()
   }
 
@@ -66,15 +66,19 @@ export class ChainATransactionService extends cds.ApplicationService {
     })
     this.on(ValidateAddresses, req => (req.data.addresses ?? []).map(validateAddress))
   }
-}
 
-async function forgetBuildsOfAnotherChainOnStart() {
-  try {
-    if (await cds.tx(() => forgetBuildsOfAnotherChain())) cds.log('chaina-transaction').warn('the upstream is another chain now: builds, locks and submissions of the former one were removed')
-  } catch (error) {
-    cds.log('chaina-transaction').warn('could not check the upstream chain at start; builds stay as they are', error)
+  /** Builds, locks and submissions made on another chain than the upstream's now are removed. */
+  private async forgetBuildsOfAnotherChainOnStart() {
+    try {
+      if (!(await cds.tx(() => forgetBuildsOfAnotherChain()))) return
+      cds.log('chaina-transaction').warn('the upstream is another chain now: builds, locks and submissions of the former one were removed')
+      await cds.tx({ user: cds.User.privileged }, () => this.emit('BuildsForgotten', { network: chainA().networkName }))
+    } catch (error) {
+      cds.log('chaina-transaction').warn('could not check the upstream chain at start; builds stay as they are', error)
+    }
   }
 }
+
 
 async function buildRow(id: string) {
   const row = await SELECT.one.from(TransactionBuilds).where({ ID: id })

@@ -1,0 +1,67 @@
+import cds from '@sap/cds'
+import {
+  SigningRequests, HsmConfigurations, SigningPolicies, CreateSigningRequest, GetSigningRequest, VerifySignature,
+  SubmitVerifiedTransaction, SignWithHsm, CancelSigningRequest, ListPendingRequests, GetAuditLog,
+} from '#cds-models/ChainASignService'
+import { chainA } from '../chains/chain-a/index.ts'
+import { parseAddress } from '../chains/chain-a/identifiers.ts'
+import { guardPaging } from '../lib/paging.ts'
+import { auditLog } from './audit.ts'
+import { closeHsmSigner, refreshHsmConfigurations, signWithHsm } from './hsm.ts'
+import { checkPolicyWrite } from './policies.ts'
+import {
+  OPEN_STATES, cancelSigningRequest, checkSignerType, createSigningRequest, expireOrphanedRequests, expireStale, requestIn, requestRow, requiredId,
+} from './requests.ts'
+import { recordSignature, signedFromAnswer, verificationAnswer } from './signatures.ts'
+import { submitVerified } from './submit.ts'
+
+const { SELECT } = cds.ql
+
+export class ChainASignService extends cds.ApplicationService {
+  init() {
+    this.before('READ', '*', guardPaging)
+    this.before('READ', SigningRequests, () => expireStale())
+    this.before('READ', HsmConfigurations, () => refreshHsmConfigurations())
+    this.before(['CREATE', 'UPDATE'], SigningPolicies, checkPolicyWrite)
+
+    this.on(CreateSigningRequest, async req => requestRow(await createSigningRequest(req, req.data)))
+    this.on(SignWithHsm, async req => requestRow(await signWithHsm(req, req.data.buildId, req.data.signerInfo)))
+    this.on(VerifySignature, verifySignature)
+    this.on(SubmitVerifiedTransaction, req => submitVerified(req, req.data))
+    this.on(CancelSigningRequest, async req => requestRow(await cancelSigningRequest(req, req.data.signingRequestId)))
+    this.on(GetSigningRequest, async req => {
+      const id = requiredId(req.data.signingRequestId, 'signingRequestId')
+      await expireStale()
+      return requestRow(id)
+    })
+    this.on(ListPendingRequests, req => pendingRequests(req.data.address))
+    this.on(GetAuditLog, req => auditLog(req.data.signingRequestId))
+
+    cds.once('served', expireRequestsOfForgottenBuilds)
+    cds.on('shutdown', closeHsmSigner)
+    return super.init()
+  }
+}
+
+/** When the transaction service forgets the builds of a former chain, their open requests expire. */
+function expireRequestsOfForgottenBuilds() {
+  const transactions = cds.services['ChainATransactionService' as any] as cds.Service | undefined
+  transactions?.on('BuildsForgotten', () => cds.tx(() => expireOrphanedRequests()))
+}
+
+/** Verifies a signer's answer without submitting; the outcome is stored on the request and answered. */
+async function verifySignature(req: cds.Request) {
+  const { signingRequestId, signedTxCbor, signerType, signerInfo } = req.data
+  const request = await requestIn(req, signingRequestId, ['pending', 'signed'], 'only a pending request takes a signature')
+  checkSignerType(request, signerType)
+  const outcome = await recordSignature(req, request, signedFromAnswer(request, signedTxCbor), { signerInfo })
+  return verificationAnswer(request, outcome)
+}
+
+/** Open requests (pending, signed, verified), oldest first; of one sender address when given. */
+async function pendingRequests(address?: string | null) {
+  await expireStale()
+  const where: Record<string, unknown> = { status: { in: OPEN_STATES } }
+  if (address) where.senderAddress = parseAddress(address, chainA().networkName, 'address')
+  return SELECT.from(SigningRequests).where(where).orderBy('createdAt', 'ID')
+}

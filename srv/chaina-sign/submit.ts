@@ -1,0 +1,76 @@
+import cds from '@sap/cds'
+import { VerifiedTransactions } from '#cds-models/chainasign'
+import { policyRefusal } from '../chains/chain-a/signing/policies.ts'
+import { isApiError } from '../lib/errors.ts'
+import { afterRollback } from './after-rollback.ts'
+import { audit } from './audit.ts'
+import { policyViolation } from './policies.ts'
+import {
+  OPEN_STATES, actorOf, buildRow, checkSignerType, refusedTransition, requestIn, requestRow, senderAddressesOf, transition, type RequestRow,
+} from './requests.ts'
+import { recordSignature, signatureInvalid, signedFromAnswer } from './signatures.ts'
+
+/**
+ * Submission of a verified request's transaction through the transaction service, so its rules
+ * apply as they are: one submission per transaction (409), and a ledger rejection is recorded there
+ * after the rollback and answered 400 TX_REJECTED. The policies are checked again first: they may
+ * have changed since the request was created.
+ */
+
+const { INSERT } = cds.ql
+
+export interface SubmitParameters {
+  signingRequestId?: string | null
+  signedTxCbor?: string | null
+  signerType?: string | null
+  signerInfo?: string | null
+}
+
+export async function submitVerified(req: cds.Request, p: SubmitParameters) {
+  let request = await requestIn(req, p.signingRequestId, OPEN_STATES, 'only a pending, signed or verified request can be submitted')
+  checkSignerType(request, p.signerType)
+  await refuseByPolicy(req, request)
+
+  if (request.status !== 'verified') {
+    const outcome = await recordSignature(req, request, signedFromAnswer(request, p.signedTxCbor), { signerInfo: p.signerInfo })
+    if (outcome.status !== 'verified') throw signatureInvalid(outcome.result)
+    request = await requestRow(request.ID)
+  }
+
+  const signedTxCbor = request.signedTxCbor!
+  afterRollback(req, error => recordRejection(error, request.ID, signedTxCbor, actorOf(req)))
+  const transactions = await cds.connect.to('ChainATransactionService')
+  const submission: any = await transactions.send('SubmitSignedTransaction', { signedTxCbor, buildId: request.build_ID })
+
+  const submittedAt = new Date().toISOString()
+  if (!(await transition(request.ID, ['verified'], 'submitted', { submittedAt, submission_ID: submission.ID }))) {
+    throw await refusedTransition(req, request.ID, 'only a verified request can be submitted')
+  }
+  await INSERT.into(VerifiedTransactions).entries({
+    txHash: submission.txHash, signingRequest_ID: request.ID, build_ID: request.build_ID, signerType: request.signerType,
+    signerKeyHashes: JSON.stringify(JSON.parse(request.verification ?? '{}').signerKeyHashes ?? []),
+    verifiedAt: request.verifiedAt, submittedAt, submission_ID: submission.ID,
+  })
+  audit({ kind: 'submitted', signingRequestId: request.ID, actor: actorOf(req), details: { txHash: submission.txHash, submissionId: submission.ID } })
+  return submission
+}
+
+/** A policy that refuses the request now answers 403; the refusal stays in the audit log, the request as it was. */
+async function refuseByPolicy(req: cds.Request, request: RequestRow) {
+  const expiresInSeconds = Math.round((Date.parse(String(request.expiresAt)) - Date.parse(String(request.createdAt))) / 1000)
+  const senderAddresses = await senderAddressesOf(await buildRow(request.build_ID))
+  const violation = await policyViolation({ unsignedTxCbor: request.unsignedTxCbor, signerType: request.signerType, senderAddresses, expiresInSeconds })
+  if (!violation) return
+  afterRollback(req, async () => audit({
+    kind: 'policy-refused', signingRequestId: request.ID, actor: actorOf(req),
+    details: { stage: 'submit', buildId: request.build_ID, signerType: request.signerType, policy: violation.policy, rule: violation.rule, message: violation.message },
+  }))
+  throw policyRefusal(violation)
+}
+
+/** After the rollback of a submission the ledger rejected: the request failed, with the ledger's reason. */
+async function recordRejection(error: unknown, id: string, signedTxCbor: string, actor: string) {
+  if (!isApiError(error) || error.code !== 'TX_REJECTED') return
+  const failed = await transition(id, OPEN_STATES, 'failed', { signedTxCbor, failureCode: error.code, failureReason: error.message.slice(0, 2000) })
+  if (failed) audit({ kind: 'failed', signingRequestId: id, actor, details: { code: error.code, message: error.message } })
+}
