@@ -22,6 +22,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'chain-access-hosted-'))
   env = { ...process.env, PORT: '0', cds_requires_db_credentials_url: join(dataDir, 'db.sqlite') }
   delete env.NODE_ENV
+  delete env.CDS_REQUIRES_DB_CREDENTIALS_DATABASE // the PostgreSQL run's per-file database; this server keeps its SQLite file
   delete env.CDS_ENV
 }, 10_000)
 

@@ -16,6 +16,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'chain-access-start-'))
   const env: NodeJS.ProcessEnv = { ...process.env, CDS_ENV: 'self-hosted', PORT: '0', cds_requires_db_credentials_url: join(dataDir, 'db.sqlite') }
   delete env.NODE_ENV
+  delete env.CDS_REQUIRES_DB_CREDENTIALS_DATABASE // the PostgreSQL run's per-file database; this server keeps its SQLite file
   server = await startServer('npm', ['start'], { cwd: root, env })
   url = server.url
 }, 60_000)
