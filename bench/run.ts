@@ -32,7 +32,7 @@ async function main() {
 
   console.log(`chain-access-gateway benchmarks (${rounds} samples per figure, node ${process.version}, ${cds.env.requires.db.kind})\n`)
   await readBenchmarks({ url, devnet, direct, rounds })
-  await transactionBenchmarks({ url, devnet, rounds })
+  await transactionBenchmarks({ url, devnet, direct, rounds })
   server.close()
   await devnet.stop()
 
