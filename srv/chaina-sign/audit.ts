@@ -2,6 +2,7 @@ import cds from '@sap/cds'
 import { SigningAuditHead, SigningAuditLog_ } from '#cds-models/chainasign'
 import { appendAuditEntry, verifyChain, type AuditEntry, type AuditEventKind, type JsonValue } from '../chains/chain-a/signing/audit-chain.ts'
 import { ApiError } from '../lib/errors.ts'
+import { runWrite } from '../lib/plain-sql.ts'
 
 /**
  * The signing audit log: one hash-chained entry per event, written in the transaction of the change
@@ -63,9 +64,8 @@ async function appendOne(note: AuditNote) {
 
 /** The first append ever creates the head; of two first appends, the other one finds it and retries. */
 async function createHead(entry: AuditEntry): Promise<boolean> {
-  const placeholders = (cds.db as any).kind === 'postgres' ? '$1, $2, $3' : '?, ?, ?'
-  const result: any = await cds.run(`INSERT INTO chainasign_SigningAuditHead (ID, sequence, hash) VALUES (${placeholders}) ON CONFLICT (ID) DO NOTHING`, [HEAD_ID, entry.sequence, entry.hash])
-  return Number(result?.changes ?? result) === 1
+  const sql = 'INSERT INTO chainasign_SigningAuditHead (ID, sequence, hash) VALUES (?, ?, ?) ON CONFLICT (ID) DO NOTHING'
+  return (await runWrite(sql, [HEAD_ID, entry.sequence, entry.hash])) === 1
 }
 
 export interface AuditLogAnswer {

@@ -5,6 +5,7 @@ import { describeAsset } from '../chains/chain-a/assets.ts'
 import { chainA } from '../chains/chain-a/index.ts'
 import type { AssetQuantity } from '../chains/chain-a/port.ts'
 import { ApiError, notFound } from '../lib/errors.ts'
+import { runWrite } from '../lib/plain-sql.ts'
 import { stringSetting, requiresBlock } from '../lib/settings.ts'
 import { chainContext, timeOfSlot } from './chain-context.ts'
 import { planBuild, type BuildKind, type BuildParameters, type PlannedBuild } from './requests.ts'
@@ -93,15 +94,10 @@ async function lockedOutputs(address: string): Promise<OutputRef[]> {
  * meanwhile makes this answer false (and take back its own locks) instead of failing the request.
  */
 async function lockSpentOutputs(buildId: string, result: BuildResult, sender: string, expiresAt: string | null): Promise<boolean> {
-  const db: any = cds.db
-  const postgres = db.kind === 'postgres'
-  const sql = postgres
-    ? 'INSERT INTO chainatx_SpendLocks (txHash, outputIndex, build_ID, address, expiresAt) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (txHash, outputIndex) DO NOTHING'
-    : 'INSERT INTO chainatx_SpendLocks (txHash, outputIndex, build_ID, address, expiresAt) VALUES (?, ?, ?, ?, ?) ON CONFLICT (txHash, outputIndex) DO NOTHING'
+  const sql = 'INSERT INTO chainatx_SpendLocks (txHash, outputIndex, build_ID, address, expiresAt) VALUES (?, ?, ?, ?, ?) ON CONFLICT (txHash, outputIndex) DO NOTHING'
   const until = expiresAt ?? new Date(Date.now() + 2 * 3600_000).toISOString()
   for (const input of [...result.inputs, ...result.collateral]) {
-    const inserted = await cds.run(sql, [input.txHash, input.outputIndex, buildId, input.address ?? sender, until])
-    if (Number((inserted as any)?.changes ?? inserted) !== 1) {
+    if ((await runWrite(sql, [input.txHash, input.outputIndex, buildId, input.address ?? sender, until])) !== 1) {
       await DELETE.from(SpendLocks).where({ build_ID: buildId })
       return false
     }

@@ -1,4 +1,5 @@
 import cds from '@sap/cds'
+import { forDatabase, rowsChanged } from '../lib/plain-sql.ts'
 
 /**
  * Units move only here, each time by one guarded UPDATE of the balance and the ledger entry that
@@ -44,20 +45,14 @@ const RESERVE_IN_ONE = `WITH reserved AS (
 type Statement = keyof typeof STATEMENTS
 let prepared: Record<Statement, string> | undefined
 
-/** The statements with `?` placeholders, numbered ($1, $2, …) for PostgreSQL. */
+/** The statements as the database in use expects them, prepared once. */
 function statement(name: Statement): string {
-  if (!prepared) {
-    const postgres = (cds.db as any)?.kind === 'postgres'
-    prepared = Object.fromEntries(Object.entries(STATEMENTS).map(([key, text]) => {
-      let n = 0
-      return [key, postgres ? text.replace(/\?/g, () => '$' + ++n) : text]
-    })) as Record<Statement, string>
-  }
+  prepared ??= Object.fromEntries(Object.entries(STATEMENTS).map(([key, text]) => [key, forDatabase(text)])) as Record<Statement, string>
   return prepared[name]
 }
 
 const run = (tx: any, name: Statement, values: unknown[]) => tx.run(statement(name), values)
-const changed = (result: any) => Number(result?.changes ?? result) === 1
+const changed = (result: any) => rowsChanged(result) === 1
 
 export interface Call {
   keyId: string
@@ -130,12 +125,8 @@ export async function flushCommits(): Promise<void> {
       const now = new Date().toISOString()
       for (const [outcome, ids] of byOutcome) {
         const placeholders = ids.map(() => '?').join(', ')
-        let sql = `UPDATE gateway_LedgerEntries SET state = 'committed', outcome = ?, resolvedAt = ? WHERE kind = 'charge' AND state = 'pending' AND requestId IN (${placeholders})`
-        if ((cds.db as any)?.kind === 'postgres') {
-          let n = 0
-          sql = sql.replace(/\?/g, () => '$' + ++n)
-        }
-        await tx.run(sql, [outcome, now, ...ids])
+        const sql = `UPDATE gateway_LedgerEntries SET state = 'committed', outcome = ?, resolvedAt = ? WHERE kind = 'charge' AND state = 'pending' AND requestId IN (${placeholders})`
+        await tx.run(forDatabase(sql), [outcome, now, ...ids])
       }
     })
   } catch (error) {
