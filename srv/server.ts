@@ -2,13 +2,16 @@ import cds from '@sap/cds'
 import { startEmbeddedChainA, stopEmbeddedChainA } from './chains/chain-a/index.ts'
 import { stableErrorCodes } from './lib/error-codes.ts'
 import { deploySqliteFile } from './lib/development-database.ts'
+import { answerClientErrors, answerTheRest, assignRequestId, keepServingOnUncaughtErrors, refuseNulInTarget } from './lib/http-safety.ts'
+import { guardInputs } from './lib/input-guard.ts'
 import { installGateway } from './gateway/index.ts'
 
 /**
  * Bootstrap: starts the embedded devnets (development and tests) before the services are served,
  * so the chain adapters point at them from the first request on, creates or upgrades a SQLite
- * file database, puts the hosted gateway in front (when enabled), and gives framework errors stable
- * codes.
+ * file database, puts request ids and the hosted gateway (when enabled) in front of every route,
+ * guards every service's input, and makes sure no request can stop the server: every error is
+ * answered as JSON with a stable code, and nothing that escapes a handler ends the process.
  */
 export default async function server(options: any) {
   const after = (cds.middlewares as any).after as unknown[]
@@ -16,8 +19,17 @@ export default async function server(options: any) {
   await deploySqliteFile()
   const devnet = await startEmbeddedChainA()
   if (devnet) cds.log('chain-a').info('embedded devnet serving a Blockfrost-compatible API at', devnet.url)
+  cds.on('bootstrap', (app: any) => app.use(assignRequestId))
   const gateway = installGateway()
   if (gateway) cds.log('gateway').info('hosted gateway on: API keys, metering and route gating in front of every route')
+  cds.on('bootstrap', (app: any) => app.use(refuseNulInTarget))
+  cds.on('served', services => guardInputs(Object.values(services)))
+  cds.on('listening', ({ server }: any) => {
+    answerClientErrors(server)
+    answerTheRest(cds.app)
+    // Until it listens, a failure to start ends the process as usual.
+    if (typeof (globalThis as any).test !== 'function') keepServingOnUncaughtErrors()
+  })
   cds.on('shutdown', () => stopEmbeddedChainA())
   return cds.server(options)
 }

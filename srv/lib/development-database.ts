@@ -18,7 +18,7 @@ export async function deploySqliteFile(): Promise<void> {
   try {
     await (cds as any).deploy('*').to('db')
   } catch (error) {
-    if (!existsSync(file) || !/lossy|not supported/i.test(String((error as Error).message))) throw error
+    if (!existsSync(file) || !/lossy|not supported|will not work/i.test(String((error as Error).message))) throw error
     const backup = `${file}.backup-${new Date().toISOString().replace(/[:.]/g, '-')}`
     await (cds as any).db?.disconnect?.()
     renameSync(file, backup)

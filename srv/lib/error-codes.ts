@@ -1,20 +1,64 @@
+import cds from '@sap/cds'
+import { ApiError } from './errors.ts'
+import { requestIdOf } from './http-safety.ts'
+
 /**
  * Gives every error response a stable upper-case `error.code`. Errors raised by our handlers
  * already carry one; errors raised by the framework (URL parsing, unknown properties, read-only
  * entities, ...) carry only the HTTP status as code and are named here from status and message.
- * Runs as the first of `cds.middlewares.after`, before CAP's final error handler renders the body.
+ * Database errors never show through: a constraint race is 409 CONFLICT, a value the database
+ * cannot take is 400 INVALID_VALUE. Anything else unexpected is logged with its stack and answered
+ * 500 INTERNAL_ERROR with the request id, never with its message or stack; it is passed on as a
+ * plain error, so CAP's final handler never takes it for a crash. Runs as the first of
+ * `cds.middlewares.after`, before CAP's final error handler renders the body.
  */
-export function stableErrorCodes(error: any, req: any, _res: unknown, next: (error: unknown) => void) {
-  if (error && typeof error === 'object') {
-    const status = Number(error.status ?? error.statusCode ?? 500)
-    if (status >= 500 && isDatabaseConstraint(error)) Object.assign(error, { status: 409, code: 'CONFLICT' })
-    else if (!isStableCode(error.code)) error.code = codeFor(status, String(error.message ?? ''), req)
-  }
+export function stableErrorCodes(error: any, req: any, res: any, next: (error: unknown) => void) {
+  if (error == 401 || error?.status == 401 || error?.code == 401) return unauthenticated(req, res)
+  if (!error || typeof error !== 'object') return next(error)
+  const status = Number(error.status ?? error.statusCode ?? 500)
+  const database = databaseErrorKind(error)
+  if (database === 'constraint') return next(new ApiError(409, 'CONFLICT', 'The change conflicts with another one made at the same time; try again'))
+  if (database === 'value') return next(new ApiError(400, 'INVALID_VALUE', 'A value is out of range or of a kind the database cannot store'))
+  if (status === 501) return next(unsupported(String(error.message ?? '')))
+  if (status >= 500 && !(error instanceof ApiError) && !isStableCode(error.code)) return next(unexpected(error, req))
+  if (isBodyNotAnObject(error)) return next(new ApiError(400, 'INVALID_BODY', 'The body must be a JSON object of the operation\'s parameters'))
+  if (error.code === 'ASSERT_MANDATORY') error.code = 'MISSING_PARAMETER'
+  else if (!isStableCode(error.code)) error.code = codeFor(status, String(error.message ?? ''), req)
   next(error)
 }
 
-const isStableCode = (code: unknown) => typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code) && !/^SQLITE_/.test(code)
-const isDatabaseConstraint = (error: any) => /CONSTRAINT/.test(String(error.code)) || error.sqlState?.startsWith?.('23')
+/** CAP's own check of an operation body that is a JSON string or number (the input guard sees objects, arrays and null). */
+const isBodyNotAnObject = (error: any) => error.code === 'ASSERT_DATA_TYPE' && !error.target && / is not a valid undefined$/.test(String(error.message))
+
+/** CAP's own 401 (no user where one is required) as JSON with a code; mocked users are asked to log in. */
+function unauthenticated(req: any, res: any) {
+  if (req._login) res.setHeader('WWW-Authenticate', 'Basic realm="Users"')
+  res.status(401).json({ error: { code: 'UNAUTHORIZED', message: 'This route needs an authenticated caller' } })
+}
+
+/** A query feature the OData adapter does not implement is the caller's request, not our failure. */
+function unsupported(message: string): ApiError {
+  if (message.includes('$format')) return new ApiError(406, 'UNSUPPORTED_FORMAT', 'Only $format=json is served')
+  return new ApiError(400, 'NOT_SUPPORTED', message.slice(0, 300))
+}
+
+function unexpected(error: any, req: any): ApiError {
+  const requestId = requestIdOf(req)
+  cds.log('server').error(`unexpected error in ${req?.method} ${String(req?.originalUrl ?? req?.url ?? '').slice(0, 200)} (request id ${requestId})`, error?.stack ?? error)
+  return new ApiError(500, 'INTERNAL_ERROR', `An unexpected error occurred; quote request id ${requestId} when you report it`)
+}
+
+const isStableCode = (code: unknown) => typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code) && !/^(SQLITE|ERR)_/.test(code)
+
+/** SQLite (node:sqlite result codes) and PostgreSQL (SQLSTATE classes 23 and 22) errors by what they mean for the caller. */
+function databaseErrorKind(error: any): 'constraint' | 'value' | undefined {
+  const sqlState = typeof error.sqlState === 'string' ? error.sqlState : typeof error.code === 'string' && /^[0-9A-Z]{5}$/.test(error.code) && error.severity ? error.code : undefined
+  if (sqlState?.startsWith('23')) return 'constraint'
+  if (sqlState?.startsWith('22')) return 'value'
+  if (/CONSTRAINT/.test(String(error.code)) || (error.code === 'ERR_SQLITE_ERROR' && /constraint failed/i.test(String(error.message)))) return 'constraint'
+  if (error.code === 'ERR_SQLITE_ERROR' && /datatype mismatch|too big|out of range/i.test(String(error.message))) return 'value'
+  return undefined
+}
 
 const BAD_REQUEST_PATTERNS: [RegExp, string][] = [
   [/^Property ".*" does not exist/, 'UNKNOWN_PROPERTY'],
@@ -36,7 +80,6 @@ const STATUS_CODES: Record<number, string> = {
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
   429: 'RATE_LIMITED',
-  501: 'NOT_IMPLEMENTED',
   502: 'BAD_GATEWAY',
   503: 'SERVICE_UNAVAILABLE',
   504: 'GATEWAY_TIMEOUT',

@@ -35,7 +35,15 @@ test('the read service answers the tip of the embedded devnet to alice', async (
   expect(response.status).toBe(200)
 })
 
-test('without credentials the self-hosted instance answers 401', async () => {
+test('without credentials the self-hosted instance answers 401 as JSON with a code, asking for a login', async () => {
   const response = await fetch(`${url}/odata/v4/chaina-odata/Blocks`)
+  expect((await response.json()).error.code).toBe('UNAUTHORIZED')
+  expect(response.headers.get('www-authenticate')).toMatch(/^Basic/)
   expect(response.status).toBe(401)
+})
+
+test('what nothing serves answers 404 as JSON with a code, never an HTML page', async () => {
+  const response = await fetch(`${url}/nothing/here`)
+  expect((await response.json()).error.code).toBe('UNKNOWN_RESOURCE')
+  expect(response.status).toBe(404)
 })

@@ -2,7 +2,7 @@ import { stableErrorCodes } from '../../srv/lib/error-codes.ts'
 
 const classify = (error: any, originalUrl = '/odata/v4/x/Blocks') => {
   let passed: any
-  stableErrorCodes(error, { originalUrl }, undefined, e => (passed = e))
+  stableErrorCodes(error, { originalUrl }, undefined, (e: unknown) => (passed = e))
   return passed
 }
 
@@ -25,4 +25,29 @@ test('a URL parse failure is named after the query option that holds the positio
   const url = '/odata/v4/x/Blocks?$top=1&$filter=height eq'
   expect(classify({ status: 400, code: '400', message: `Parsing URL failed at position ${url.length}: Expected a whitespace` }, url).code).toBe('INVALID_FILTER')
   expect(classify({ status: 400, code: '400', message: 'Parsing URL failed at position 25: Expected an integer' }, '/odata/v4/x/Blocks?$top=a').code).toBe('INVALID_TOP')
+})
+
+test('database errors never show through: constraint races are 409, values the database refuses are 400', () => {
+  expect(classify({ code: 'ERR_SQLITE_ERROR', errcode: 2067, message: 'UNIQUE constraint failed: chainasign_VerifiedTransactions.txHash' })).toMatchObject({ status: 409, code: 'CONFLICT' })
+  expect(classify({ code: 'ERR_SQLITE_ERROR', errcode: 20, message: 'datatype mismatch' })).toMatchObject({ status: 400, code: 'INVALID_VALUE' })
+  expect(classify({ code: '22001', severity: 'ERROR', message: 'value too long for type character varying(500)' })).toMatchObject({ status: 400, code: 'INVALID_VALUE' })
+  expect(classify({ code: '22021', severity: 'ERROR', message: 'invalid byte sequence for encoding "UTF8": 0x00' })).toMatchObject({ status: 400, code: 'INVALID_VALUE' })
+})
+
+test('an unexpected failure answers 500 INTERNAL_ERROR with the request id, never its message, and is no longer a system error', () => {
+  const answer = classify(new TypeError("Cannot read properties of undefined (reading 'hash')"))
+  expect(answer).toMatchObject({ status: 500, code: 'INTERNAL_ERROR', message: expect.stringContaining('request id') })
+  expect(answer.message).not.toContain('hash')
+  expect(answer).not.toBeInstanceOf(TypeError)
+  expect(answer.name).not.toBe('TypeError')
+})
+
+test('what the OData adapter does not implement is the caller\'s request: 406 for $format, 400 otherwise', () => {
+  expect(classify({ status: 501, message: 'Only query parameter "json" is allowed in "$format".' })).toMatchObject({ status: 406, code: 'UNSUPPORTED_FORMAT' })
+  expect(classify({ status: 501, message: 'Feature is not supported' })).toMatchObject({ status: 400, code: 'NOT_SUPPORTED' })
+})
+
+test('CAP\'s missing-parameter check answers MISSING_PARAMETER; a body that is not an object INVALID_BODY', () => {
+  expect(classify({ status: 400, code: 'ASSERT_MANDATORY', message: 'Provide the missing value.', target: 'buildId' }).code).toBe('MISSING_PARAMETER')
+  expect(classify({ status: 400, code: 'ASSERT_DATA_TYPE', message: 'Value x is not a valid undefined', target: '' }).code).toBe('INVALID_BODY')
 })

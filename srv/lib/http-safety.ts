@@ -1,0 +1,84 @@
+import cds from '@sap/cds'
+import type { Server, IncomingMessage, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
+
+/**
+ * What keeps one request from harming the server or the others, whatever it sends:
+ * - every request gets a server-chosen id (`x-request-id`), which CAP takes as its correlation id;
+ * - a NUL character anywhere in the target is refused before anything reads it;
+ * - requests the HTTP parser refuses (oversized headers, a malformed request line) are answered
+ *   with a JSON error, not an empty body;
+ * - whatever no route answers, and any error that reaches Express itself, is answered as JSON
+ *   with a code (never Express's HTML page with a stack);
+ * - an uncaught exception or unhandled rejection is logged with its stack and the server goes on
+ *   serving (CAP's shutdown on uncaught errors is off, `cds.server.shutdown_on_uncaught_errors`).
+ */
+
+type Request = IncomingMessage & { originalUrl?: string }
+
+const REQUEST_ID = 'x-request-id'
+const CORRELATION_ID = 'x-correlation-id'
+
+export function assignRequestId(req: Request, res: ServerResponse, next: () => void) {
+  const id = cds.utils.uuid()
+  req.headers[CORRELATION_ID] = id
+  res.setHeader(REQUEST_ID, id)
+  next()
+}
+
+/** The id assignRequestId gave the request (falls back to CAP's correlation id). */
+export function requestIdOf(req: any): string {
+  return String(req?.res?.getHeader?.(REQUEST_ID) ?? req?.headers?.[CORRELATION_ID] ?? cds.context?.id ?? 'unknown')
+}
+
+export function refuseNulInTarget(req: Request, res: ServerResponse, next: () => void) {
+  if (/%00|\u0000/i.test(req.url ?? '')) return sendError(res, 400, 'INVALID_CHARACTER', 'The request target contains a NUL character')
+  next()
+}
+
+/** The answer to requests Node's HTTP parser refuses before any middleware sees them. */
+export function answerClientErrors(server: Server) {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    if (!socket.writable) return socket.destroy()
+    const [status, code, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'MALFORMED_REQUEST', 'The request could not be parsed as HTTP/1.1']
+    const body = JSON.stringify({ error: { code, message } })
+    socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
+  })
+}
+
+const CLIENT_ERRORS: Record<string, [number, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'HEADERS_TOO_LARGE', 'The request headers are larger than the server accepts'],
+  HPE_URI_OVERFLOW: [414, 'URI_TOO_LONG', 'The request target is longer than the server accepts'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'REQUEST_TIMEOUT', 'The request was not received in time'],
+}
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 414: 'URI Too Long', 431: 'Request Header Fields Too Large' }
+
+/** Appended after every route: what nothing answered is 404, and errors are JSON with a code. */
+export function answerTheRest(app: any) {
+  app.use((req: Request, res: ServerResponse) => sendError(res, 404, 'UNKNOWN_RESOURCE', `Nothing is served at ${String(req.url ?? '').split('?')[0].slice(0, 200)}`))
+  app.use((error: any, req: Request, res: ServerResponse, _next: unknown) => {
+    const status = Number(error?.status ?? error?.statusCode)
+    if (status >= 400 && status < 500) return sendError(res, status, error.type === 'entity.too.large' ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST', String(error.message ?? 'Bad request').slice(0, 300))
+    const requestId = requestIdOf(req)
+    cds.log('server').error(`unexpected error in ${req.method} ${String(req.url ?? '').slice(0, 200)} (request id ${requestId})`, error?.stack ?? error)
+    sendError(res, 500, 'INTERNAL_ERROR', `An unexpected error occurred; quote request id ${requestId} when you report it`)
+  })
+}
+
+export function sendError(res: ServerResponse, status: number, code: string, message: string) {
+  if (res.headersSent) return void res.end()
+  res.statusCode = status
+  res.setHeader('content-type', 'application/json')
+  res.end(JSON.stringify({ error: { code, message } }))
+}
+
+let keepingUp = false
+
+/** Logs what escaped every handler, with its stack, and keeps serving everyone else. */
+export function keepServingOnUncaughtErrors() {
+  if (keepingUp) return
+  keepingUp = true
+  const log = (kind: string) => (error: unknown) => cds.log('server').error(`${kind} (the server goes on serving)`, (error as Error)?.stack ?? error)
+  process.on('uncaughtException', log('uncaught exception'))
+  process.on('unhandledRejection', log('unhandled rejection'))
+}

@@ -1,0 +1,84 @@
+import cds from '@sap/cds'
+import { badInput } from './errors.ts'
+import { guardPaging } from './paging.ts'
+
+/**
+ * One guard in front of every event of every application service, before CAP's own checks and
+ * before any handler reads the input, so a new service or action is covered without code of its
+ * own. CAP then checks the declared parameter types and refuses unknown parameters.
+ *
+ * - READ: `$top`/`$skip` within bounds, also inside `$expand`.
+ * - Operations: the body is a JSON object; UUID parameters are UUIDs; whole-number parameters are
+ *   whole numbers; no string carries a NUL character (PostgreSQL cannot store one); JSON carried
+ *   in a string parameter (a type annotated `@json`) is nested at most MAX_JSON_DEPTH levels.
+ */
+
+export const MAX_JSON_DEPTH = 32
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const { UUID: UUIDType, Integer, Int16, Int32, Int64, UInt8 } = (cds as any).builtin.classes
+const WHOLE_NUMBER_TYPES = [Integer, Int16, Int32, Int64, UInt8]
+
+export function guardInputs(services: Iterable<cds.Service>) {
+  for (const srv of services) {
+    if (!(srv instanceof cds.ApplicationService)) continue
+    srv.prepend(() => srv.before('*', req => checkInput(srv, req)))
+  }
+}
+
+function checkInput(srv: cds.Service, req: cds.Request) {
+  if (req.event === 'READ') return guardPaging(req)
+  const operation = (srv as any).actions?.[req.event] ?? (req.target as any)?.actions?.[req.event]
+  if (operation) checkOperation(operation, req)
+}
+
+function checkOperation(operation: any, req: cds.Request) {
+  const data = req.data as unknown
+  if (!isPlainObject(data)) {
+    throw badInput('INVALID_BODY', `The body of ${operation.name.split('.').pop()} must be a JSON object of its parameters, got ${describe(data)}`)
+  }
+  for (const [name, param] of Object.entries<any>(operation.params ?? {})) {
+    const value = (data as Record<string, unknown>)[name]
+    if (value === undefined || value === null) continue
+    if (Array.isArray(value) && param.items) value.forEach((item, index) => checkValue(param.items, item, `${name}[${index}]`))
+    else checkValue(param, value, name)
+  }
+}
+
+function checkValue(type: any, value: unknown, target: string) {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) throw badInput('INVALID_CHARACTER', `${target} contains a NUL character`, target)
+    if (type instanceof UUIDType && !UUID.test(value)) throw badInput('INVALID_UUID', `${target} must be a UUID (8-4-4-4-12 hexadecimal digits), got '${clip(value)}'`, target)
+    if (type['@json'] && jsonDepth(value) > MAX_JSON_DEPTH) throw badInput('JSON_TOO_DEEP', `${target} nests JSON more than ${MAX_JSON_DEPTH} levels deep`, target)
+  }
+  if (typeof value === 'number' && WHOLE_NUMBER_TYPES.some(wholeNumber => type instanceof wholeNumber) && !Number.isSafeInteger(value)) {
+    throw badInput('INVALID_INTEGER', `${target} must be a whole number, got ${value}`, target)
+  }
+}
+
+/** The deepest nesting of arrays and objects in a JSON text, counted without parsing it. */
+export function jsonDepth(text: string): number {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const character = text[i]
+    if (inString) {
+      if (character === '\\') i++
+      else if (character === '"') inString = false
+    } else if (character === '"') inString = true
+    else if (character === '[' || character === '{') deepest = Math.max(deepest, ++depth)
+    else if (character === ']' || character === '}') depth--
+  }
+  return deepest
+}
+
+const isPlainObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+function describe(value: unknown): string {
+  if (value === null || value === undefined) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return `a ${typeof value}`
+}
+
+const clip = (text: string) => (text.length > 60 ? text.slice(0, 57) + '...' : text)

@@ -1,0 +1,105 @@
+import cds from '@sap/cds'
+import { jsonDepth, MAX_JSON_DEPTH } from '../../srv/lib/input-guard.ts'
+
+/**
+ * The input guard covers every operation of every served service from the model alone: the cases
+ * below are generated from it, so a new service or action is checked without a test of its own.
+ */
+const { POST, GET, defaults } = cds.test(__dirname + '/../..')
+defaults.auth = { username: 'alice', password: '' }
+defaults.validateStatus = () => true
+
+interface Operation {
+  path: string
+  name: string
+  params: Record<string, any>
+}
+
+function operations(): Operation[] {
+  const found: Operation[] = []
+  for (const srv of Object.values(cds.services) as any[]) {
+    if (!(srv instanceof cds.ApplicationService)) continue
+    for (const [name, def] of Object.entries<any>(srv.actions ?? {})) if (def.kind === 'action') found.push({ path: srv.path, name, params: def.params ?? {} })
+  }
+  return found
+}
+
+const { UUID, String: StringType, Integer } = (cds as any).builtin.classes
+const paramsOf = (test: (param: any) => boolean) =>
+  operations().flatMap(op => Object.entries(op.params).filter(([, param]) => test(param)).map(([param]) => ({ op, param })))
+
+/** Sends each case; answers those whose answer was not 400 with `code` (and `target`, when given). */
+async function mismatches(cases: { op: Operation; param?: string; body: unknown }[], code: string, withTarget = true) {
+  const wrong: string[] = []
+  for (const { op, param, body } of cases) {
+    const raw = typeof body === 'string' ? body : JSON.stringify(body)
+    const response = await POST(`${op.path}/${op.name}`, raw, { headers: { 'content-type': 'application/json' } })
+    const error = response.data?.error
+    if (response.status !== 400 || error?.code !== code || (withTarget && param && error?.target !== param))
+      wrong.push(`${op.name}${param ? '.' + param : ''}: ${response.status} ${error?.code} ${error?.target ?? ''}`)
+  }
+  return wrong
+}
+
+test('the model has operations to check', () => {
+  expect(operations().length).toBeGreaterThan(30)
+})
+
+test('a body that is not a JSON object answers 400 INVALID_BODY on every action', async () => {
+  const cases = operations().flatMap(op => ['null', '[]', '"x"', '5', 'true'].map(body => ({ op, body })))
+  expect(await mismatches(cases, 'INVALID_BODY')).toEqual([])
+})
+
+test('a malformed UUID answers 400 INVALID_UUID in every UUID parameter', async () => {
+  const cases = paramsOf(param => param instanceof UUID).map(({ op, param }) => ({ op, param, body: { [param]: 'not-a-uuid' } }))
+  expect(cases.length).toBeGreaterThan(5)
+  expect(await mismatches(cases, 'INVALID_UUID')).toEqual([])
+})
+
+test('a NUL character answers 400 INVALID_CHARACTER in every string parameter', async () => {
+  const cases = paramsOf(param => param instanceof StringType || param.items instanceof StringType)
+    .map(({ op, param }) => ({ op, param, body: { [param]: op.params[param].items ? ['a\u0000b'] : 'a\u0000b' } }))
+  expect(cases.length).toBeGreaterThan(30)
+  expect(await mismatches(cases, 'INVALID_CHARACTER', false)).toEqual([])
+})
+
+test('a fraction answers 400 INVALID_INTEGER in every whole-number parameter', async () => {
+  const cases = paramsOf(param => param instanceof Integer).map(({ op, param }) => ({ op, param, body: { [param]: 1.5 } }))
+  expect(cases.length).toBeGreaterThan(1)
+  expect(await mismatches(cases, 'INVALID_INTEGER')).toEqual([])
+})
+
+describe('JSON carried in a string parameter', () => {
+  test('is declared as such (a type annotated @json) wherever a parameter carries JSON', () => {
+    const declared = paramsOf(param => !!param['@json']).map(({ op, param }) => `${op.name}.${param}`)
+    const named = paramsOf(param => /Json$/.test(param.name ?? '')).map(({ op, param }) => `${op.name}.${param}`)
+    expect(named.length).toBeGreaterThan(5)
+    expect(declared).toEqual(expect.arrayContaining(named))
+  })
+
+  test('nested beyond the bound answers 400 JSON_TOO_DEEP in every such parameter', async () => {
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000)
+    const cases = paramsOf(param => !!param['@json']).map(({ op, param }) => ({ op, param, body: { [param]: deep } }))
+    expect(await mismatches(cases, 'JSON_TOO_DEEP')).toEqual([])
+  })
+
+  test('depth is counted without parsing, strings and escapes included', () => {
+    expect(jsonDepth('{"a":[1,{"b":"[[[[\\"["}]}')).toBe(3)
+    expect(jsonDepth('"[[["')).toBe(0)
+    expect(jsonDepth('['.repeat(MAX_JSON_DEPTH + 1))).toBe(MAX_JSON_DEPTH + 1)
+  })
+})
+
+describe('paging bounds hold at every level of a read', () => {
+  test.each([
+    ['$skip beyond what a database counts', '$skip=100000000000000000000', 'INVALID_SKIP'],
+    ['a negative $top', '$top=-1', 'INVALID_TOP'],
+    ['a $top in exponent form', '$top=1e3', 'INVALID_TOP'],
+    ['$skip inside $expand', '$expand=transactions($skip=100000000000000000000)', 'INVALID_SKIP'],
+    ['$top beyond the bound inside $expand', '$expand=transactions($top=5000)', 'TOP_LIMIT_EXCEEDED'],
+  ])('%s', async (_name, query, code) => {
+    const response = await GET(`/odata/v4/chaina-odata/Blocks?${query}`)
+    expect(response.data.error.code).toBe(code)
+    expect(response.status).toBe(400)
+  })
+})
