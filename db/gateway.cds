@@ -44,6 +44,11 @@ entity ApiKeys {
       rotatedAt    : Timestamp;
       revokedAt    : Timestamp;
       lastUsedAt   : Timestamp;
+      /**
+       * Counts every change of what the key may do (rotation, revocation, a grant revoked). Each
+       * reservation checks it, so no gateway instance can answer from a cached copy of an older key.
+       */
+      version      : Integer not null default 0;
       grants       : Composition of many ProductGrants on grants.apiKey = $self;
       ledger       : Association to many LedgerEntries on ledger.apiKey = $self;
 }
@@ -86,7 +91,7 @@ entity LedgerEntries {
       units      : Units not null;
       state      : String(10) enum { pending; committed; refunded; posted } not null;
       routeClass : String(30);
-      /** Method and normalised path of the call. */
+      /** Method and normalised path of the call, cut to 500 characters. */
       route      : String(500);
       requestId  : String(64);
       /** HTTP status of the answer, `timeout`, or `voided` (swept after a crash). */

@@ -74,30 +74,43 @@ async function insertGrant(grant: { product: Product; apiKeyId?: string; validUn
   return { id, token, product: grant.product }
 }
 
-/** A new secret for the same key; the old one stops working when this returns. */
-export async function rotateKey(id: string): Promise<{ id: string; key: string }> {
+/**
+ * A new secret for the same key; the old one stops working when this returns. With `presented`,
+ * only while the key still has that secret (the holder of a rotated secret cannot rotate again).
+ * Answers undefined when there is no such active key.
+ */
+export async function rotateKey(id: string, presented?: string): Promise<{ id: string; key: string } | undefined> {
   return cds.tx(async () => {
     const key = newSecret(API_KEY_PREFIX)
     const affected = await UPDATE.entity(ApiKeys)
-      .set({ secretHash: hashSecret(key), hint: hintOf(key), rotatedAt: new Date().toISOString() })
-      .where({ ID: id, status: 'active' })
-    if (affected !== 1) throw new ApiError(404, 'KEY_NOT_FOUND', `No active key ${id}`)
-    return { id, key }
+      .set({ secretHash: hashSecret(key), hint: hintOf(key), rotatedAt: new Date().toISOString(), version: { '+=': 1 } as any })
+      .where({ ID: id, status: 'active', ...(presented ? { secretHash: presented } : {}) })
+    return affected === 1 ? { id, key } : undefined
   })
 }
 
-/** Revokes the key and both of its product grants. Answers false when it was not active. */
-export async function revokeKey(id: string): Promise<boolean> {
+/** Revokes the key and both of its product grants. Answers false when it was not active (or no longer has the `presented` secret). */
+export async function revokeKey(id: string, presented?: string): Promise<boolean> {
   return cds.tx(async () => {
     const now = new Date().toISOString()
-    const affected = await UPDATE.entity(ApiKeys).set({ status: 'revoked', revokedAt: now }).where({ ID: id, status: 'active' })
+    const affected = await UPDATE.entity(ApiKeys)
+      .set({ status: 'revoked', revokedAt: now, version: { '+=': 1 } as any })
+      .where({ ID: id, status: 'active', ...(presented ? { secretHash: presented } : {}) })
+    if (affected !== 1) return false
     await UPDATE.entity(ProductGrants).set({ status: 'revoked', revokedAt: now }).where({ apiKey_ID: id, status: 'active' })
-    return affected === 1
+    return true
   })
 }
 
+/** Revokes a grant; its key (if any) changes version, so no gateway instance forwards it from a cached copy. */
 export async function revokeGrant(id: string): Promise<boolean> {
-  return cds.tx(async () => (await UPDATE.entity(ProductGrants).set({ status: 'revoked', revokedAt: new Date().toISOString() }).where({ ID: id, status: 'active' })) === 1)
+  return cds.tx(async () => {
+    const grant = await SELECT.one.from(ProductGrants).columns('apiKey_ID').where({ ID: id, status: 'active' })
+    if (!grant) return false
+    const affected = await UPDATE.entity(ProductGrants).set({ status: 'revoked', revokedAt: new Date().toISOString() }).where({ ID: id, status: 'active' })
+    if (grant.apiKey_ID) await UPDATE.entity(ApiKeys).set({ version: { '+=': 1 } as any }).where({ ID: grant.apiKey_ID })
+    return affected === 1
+  })
 }
 
 export interface KeyRecord {
@@ -112,6 +125,7 @@ export interface KeyRecord {
   label: string | null
   createdAt: string
   lastUsedAt: string | null
+  version: number
   ratePerSecond: number
   burst: number
   grants: { ID: string; product: Product; status: string; allowedOperations: string[] }[]
@@ -127,6 +141,7 @@ export async function keyBySecretHash(secretHash: string): Promise<KeyRecord | u
     return {
       ...key,
       unitsLeft: Number(key.unitsLeft),
+      version: Number(key.version),
       ratePerSecond: plan?.ratePerSecond ?? 20,
       burst: plan?.burst ?? 50,
       grants: grants.map(grant => ({ ...grant, allowedOperations: JSON.parse(grant.allowedOperations ?? '[]') })),

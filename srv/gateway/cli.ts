@@ -71,6 +71,11 @@ const COMMANDS: Record<string, (positional: string[], options: Options) => Promi
   },
   'keys rotate': async ([id]) => {
     const rotated = await rotateKey(required(id, '<id>'))
+    if (!rotated) {
+      console.log(`no active key ${id}`)
+      process.exitCode = 1
+      return
+    }
     console.log(`new secret for ${id} (shown once; the old one no longer works):\n\n  ${rotated.key}\n`)
   },
   'grants issue': async (_, options) => {

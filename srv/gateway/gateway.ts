@@ -9,7 +9,9 @@ import { keyBySecretHash, type KeyRecord } from './accounts.ts'
 import * as ledger from './ledger.ts'
 import { FailureWindow, KeyRateLimit } from './rate-limits.ts'
 import { holdResponse } from './response-hold.ts'
-import { keyPrincipal, PUBLIC_PRINCIPAL } from './principals.ts'
+import { keyPrincipal, PUBLIC_PRINCIPAL, type GrantRecord } from './principals.ts'
+import { requestIdOf } from '../lib/http-safety.ts'
+import { LRUCache } from 'lru-cache'
 import { GatewayRoutes } from './me.ts'
 
 /**
@@ -24,6 +26,10 @@ export type Request = IncomingMessage & { gatewayPrincipal?: unknown; originalUr
 
 const KEY_CACHE_MS = 5000
 const PRICE_REFRESH_MS = 60_000
+/** The ledger stores the route of a call cut to this length (its column's size). */
+const ROUTE_LENGTH = 500
+
+type Refusal = [status: number, code: string, message: string]
 
 export class Gateway {
   readonly config: GatewayConfig
@@ -31,7 +37,12 @@ export class Gateway {
   private prices = new Map<string, number>()
   private readonly keyRate = new KeyRateLimit()
   private readonly failures: FailureWindow
-  private readonly keys = new Map<string, { record: KeyRecord; at: number }>()
+  /**
+   * Keys by secret hash, for a few seconds. A cached key never decides alone: every reservation
+   * checks the secret, status, validity and version in the database, so a rotated, revoked or
+   * expired key is refused at once in every instance.
+   */
+  private readonly keys = new LRUCache<string, KeyRecord>({ max: 10_000, ttl: KEY_CACHE_MS })
   private readonly own: GatewayRoutes
   private readonly timers: NodeJS.Timeout[] = []
 
@@ -65,36 +76,50 @@ export class Gateway {
     return [...this.prices].map(([routeClass, units]) => ({ routeClass, units }))
   }
 
-  /** The key a caller presents (Authorization: Bearer, or x-agent-token), checked fresh from the database. */
-  async presentedKey(req: Request): Promise<{ key?: KeyRecord; refusal?: [number, string, string] }> {
+  /**
+   * The caller's key, or the refusal already answered. A valid key always passes; a missing or
+   * invalid one counts as a failure of the client's address, and an address that failed too often
+   * is answered 429 (only its failing attempts: see FailureWindow). `fresh` reads the key from the
+   * database, not from the cache.
+   */
+  async authenticate(req: Request, res: ServerResponse, { fresh = false } = {}): Promise<KeyRecord | undefined> {
+    const { key, refusal } = await this.presentedKey(req, fresh)
+    if (key) return key
+    const address = addressOf(req)
+    const blockedFor = this.failures.blocked(address)
+    if (blockedFor) {
+      reply(res, 429, 'TOO_MANY_FAILED_ATTEMPTS', `Too many calls with a missing or invalid key from this address; retry after ${blockedFor} s`, {}, { 'Retry-After': blockedFor })
+      return undefined
+    }
+    this.failures.record(address)
+    reply(res, refusal![0], refusal![1], refusal![2], {}, { 'WWW-Authenticate': 'Bearer realm="chain-access"' })
+    return undefined
+  }
+
+  /** Takes one call from the key's rate bucket; answers 429 (and false) when it is empty. */
+  takeRate(key: KeyRecord, res: ServerResponse): boolean {
+    const rate = this.keyRate.take(key.ID, this.config.ratePerSecond ?? key.ratePerSecond, this.config.burst ?? key.burst)
+    if (rate.ok) return true
+    reply(res, 429, 'RATE_LIMITED', `This key's rate limit is reached; retry after ${rate.retryAfterS} s`, {}, { 'Retry-After': rate.retryAfterS })
+    return false
+  }
+
+  forget(keyId: string) {
+    for (const [hash, record] of this.keys.entries()) if (record.ID === keyId) this.keys.delete(hash)
+  }
+
+  private async presentedKey(req: Request, fresh: boolean): Promise<{ key?: KeyRecord; refusal?: Refusal }> {
     const secret = secretOf(req)
     if (!secret) return { refusal: [401, 'KEY_MISSING', 'Send your API key as Authorization: Bearer <key> or x-agent-token: <key>'] }
     if (!isApiKey(secret)) return { refusal: INVALID_KEY }
     const hash = hashSecret(secret)
-    const key = await this.lookup(hash)
+    const key = await this.lookup(hash, fresh)
     if (!key || key.status !== 'active' || !sameHash(key.secretHash, hash)) return { refusal: INVALID_KEY }
     if (Date.parse(key.validUntil) <= Date.now()) return { refusal: [401, 'KEY_EXPIRED', `This key expired at ${key.validUntil}`] }
     return { key }
   }
 
-  /** A blocked address still passes with a key verified good moments ago (only guessing is blocked). */
-  private recentlyVerified(req: Request): boolean {
-    const secret = secretOf(req)
-    const cached = secret && isApiKey(secret) ? this.keys.get(hashSecret(secret)) : undefined
-    return !!cached && cached.record.status === 'active' && Date.now() - cached.at < KEY_CACHE_MS
-  }
-
-  forget(keyId: string) {
-    for (const [hash, cached] of this.keys) if (cached.record.ID === keyId) this.keys.delete(hash)
-  }
-
-  recordFailure(req: Request) {
-    this.failures.record(addressOf(req))
-  }
-
   private async handle(req: Request, res: ServerResponse, next: (error?: unknown) => void) {
-    const requestId = cds.utils.uuid()
-    res.setHeader('x-request-id', requestId)
     const target = normaliseTarget(req.url ?? '', req.headers)
     if (!target.ok) return reply(res, target.status, target.code, target.message)
     req.url = target.query ? `${target.path}?${target.query}` : target.path
@@ -109,44 +134,49 @@ export class Gateway {
         req.gatewayPrincipal = PUBLIC_PRINCIPAL
         return next()
       case 'metered':
-        return this.meter(route, requestId, target.path, req, res, next)
+        return this.meter(route, target.path, req, res, next)
     }
   }
 
-  private async meter(route: Extract<Classification, { kind: 'metered' }>, requestId: string, path: string, req: Request, res: ServerResponse, next: () => void) {
-    const blockedFor = this.failures.blocked(addressOf(req))
-    if (blockedFor && !this.recentlyVerified(req)) return reply(res, 429, 'TOO_MANY_FAILED_ATTEMPTS', `Too many calls with a missing or invalid key from this address; retry after ${blockedFor} s`, {}, { 'Retry-After': blockedFor })
-
-    const { key, refusal } = await this.presentedKey(req)
-    if (!key) {
-      this.recordFailure(req)
-      return reply(res, refusal![0], refusal![1], refusal![2], {}, { 'WWW-Authenticate': 'Bearer realm="chain-access"' })
-    }
-    const grant = key.grants.find(g => g.product === route.product && g.status === 'active')
-    if (!grant) return reply(res, 403, 'PRODUCT_NOT_GRANTED', `This key holds no active grant for ${route.product}`, {}, { 'x-access-units-left': key.unitsLeft })
-
-    const rate = this.keyRate.take(key.ID, this.config.ratePerSecond ?? key.ratePerSecond, this.config.burst ?? key.burst)
-    if (!rate.ok) return reply(res, 429, 'RATE_LIMITED', `This key's rate limit is reached; retry after ${rate.retryAfterS} s`, {}, { 'Retry-After': rate.retryAfterS })
-
+  private async meter(route: Extract<Classification, { kind: 'metered' }>, path: string, req: Request, res: ServerResponse, next: () => void) {
+    const requestId = requestIdOf(req)
     const price = this.prices.get(route.routeClass)
+    const units = price ?? 0
+    let key = await this.authenticate(req, res)
+    if (!key || !this.takeRate(key, res)) return
     if (price === undefined) return reply(res, 403, 'ROUTE_NOT_PRICED', `No price is set for ${route.routeClass}; the call is not forwarded`)
 
-    const units = price
-    const reservation = await ledger.reserve({ keyId: key.ID, secretHash: key.secretHash, units, routeClass: route.routeClass, route: `${req.method} ${path}`, requestId })
-    if (!reservation.ok) {
+    let grant: GrantRecord | undefined
+    let reservation: ledger.Reservation | undefined
+    // A key that changed since it was cached (a grant revoked, say) is read again, once.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      grant = key.grants.find(g => g.product === route.product && g.status === 'active')
+      if (!grant) return reply(res, 403, 'PRODUCT_NOT_GRANTED', `This key holds no active grant for ${route.product}`, {}, { 'x-access-units-left': key.unitsLeft })
+      reservation = await ledger.reserve({
+        keyId: key.ID, secretHash: key.secretHash, version: key.version, units, routeClass: route.routeClass, route: boundedRoute(req.method, path), requestId,
+      })
+      if (reservation.ok || reservation.reason !== 'stale' || attempt > 0) break
       this.forget(key.ID)
-      if (reservation.reason === 'insufficient')
-        return reply(res, 402, 'UNITS_EXHAUSTED', `This call costs ${units} units (${route.routeClass}); ${reservation.unitsLeft} are left`, { price: units, unitsLeft: reservation.unitsLeft, routeClass: route.routeClass }, { 'x-access-units-left': reservation.unitsLeft })
-      return reply(res, 401, ...(reservation.reason === 'expired' ? (['KEY_EXPIRED', 'This key has expired'] as const) : ([INVALID_KEY[1], INVALID_KEY[2]] as const)))
+      key = await this.authenticate(req, res, { fresh: true })
+      if (!key) return
     }
+    if (!reservation!.ok) {
+      this.forget(key.ID)
+      if (reservation!.reason === 'insufficient') {
+        const left = reservation!.unitsLeft
+        return reply(res, 402, 'UNITS_EXHAUSTED', `This call costs ${units} units (${route.routeClass}); ${left} are left`, { price: units, unitsLeft: left, routeClass: route.routeClass }, { 'x-access-units-left': left })
+      }
+      return reply(res, 401, ...(reservation!.reason === 'expired' ? (['KEY_EXPIRED', 'This key has expired'] as const) : ([INVALID_KEY[1], INVALID_KEY[2]] as const)))
+    }
+    const reserved = reservation!
 
     const held = holdResponse(res, async status => {
       clearTimeout(timer)
       if (status >= 400) {
         const left = await ledger.refund(requestId, String(status))
-        setUnits(res, 0, left ?? reservation.unitsLeft + units)
+        setUnits(res, 0, left ?? reserved.unitsLeft + units)
       } else {
-        setUnits(res, units, reservation.unitsLeft)
+        setUnits(res, units, reserved.unitsLeft)
         ledger.commitSoon(requestId, String(status))
       }
     })
@@ -154,23 +184,21 @@ export class Gateway {
     // (which may hold the database). Should the process die in between, the sweeper refunds.
     const timer = setTimeout(() => {
       if (!held.takeOver()) return
-      held.send(504, { 'content-type': 'application/json', 'x-access-units-charged': 0, 'x-access-units-left': reservation.unitsLeft + units },
+      held.send(504, { 'content-type': 'application/json', 'x-access-units-charged': 0, 'x-access-units-left': reserved.unitsLeft + units },
         JSON.stringify({ error: { code: 'UPSTREAM_TIMEOUT', message: `The call was not answered within ${this.config.timeoutMs} ms; its units are refunded` } }))
       ledger.refund(requestId, 'timeout').catch(error => cds.log('gateway').error('could not refund a timed-out call; the sweeper will', requestId, error))
     }, this.config.timeoutMs)
 
-    req.gatewayPrincipal = keyPrincipal(key, grant)
+    req.gatewayPrincipal = keyPrincipal(key, grant!)
     next()
   }
 
-  private async lookup(hash: string): Promise<KeyRecord | undefined> {
-    const cached = this.keys.get(hash)
-    if (cached && Date.now() - cached.at < KEY_CACHE_MS) return cached.record
+  private async lookup(hash: string, fresh: boolean): Promise<KeyRecord | undefined> {
+    const cached = fresh ? undefined : this.keys.get(hash)
+    if (cached) return cached
     const record = await keyBySecretHash(hash)
-    if (record) {
-      if (this.keys.size > 10_000) this.keys.clear()
-      this.keys.set(hash, { record, at: Date.now() })
-    }
+    if (record) this.keys.set(hash, record)
+    else this.keys.delete(hash)
     return record
   }
 
@@ -191,7 +219,7 @@ export class Gateway {
 
 const { SELECT } = cds.ql
 
-const INVALID_KEY: [number, string, string] = [401, 'KEY_INVALID', 'The API key is unknown or revoked']
+const INVALID_KEY: Refusal = [401, 'KEY_INVALID', 'The API key is unknown or revoked']
 
 function secretOf(req: Request): string | undefined {
   const authorization = req.headers.authorization
@@ -202,6 +230,12 @@ function secretOf(req: Request): string | undefined {
 
 function addressOf(req: Request): string {
   return req.socket?.remoteAddress ?? 'unknown'
+}
+
+/** `METHOD /path` as the ledger stores it: at most ROUTE_LENGTH characters. */
+function boundedRoute(method: string | undefined, path: string): string {
+  const route = `${method} ${path}`
+  return route.length <= ROUTE_LENGTH ? route : route.slice(0, ROUTE_LENGTH - 1) + '…'
 }
 
 function setUnits(res: ServerResponse, charged: number, left: number) {

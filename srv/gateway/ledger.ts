@@ -16,8 +16,8 @@ import { forDatabase, rowsChanged } from '../lib/plain-sql.ts'
 
 const STATEMENTS = {
   reserve:
-    "UPDATE gateway_ApiKeys SET unitsLeft = unitsLeft - ?, lastUsedAt = ? WHERE ID = ? AND secretHash = ? AND status = 'active' AND validUntil > ? AND unitsLeft >= ?",
-  key: 'SELECT secretHash AS "secretHash", status AS "status", validUntil AS "validUntil", unitsLeft AS "unitsLeft" FROM gateway_ApiKeys WHERE ID = ?',
+    "UPDATE gateway_ApiKeys SET unitsLeft = unitsLeft - ?, lastUsedAt = ? WHERE ID = ? AND secretHash = ? AND version = ? AND status = 'active' AND validUntil > ? AND unitsLeft >= ?",
+  key: 'SELECT secretHash AS "secretHash", status AS "status", validUntil AS "validUntil", unitsLeft AS "unitsLeft", version AS "version" FROM gateway_ApiKeys WHERE ID = ?',
   unitsLeft: 'SELECT unitsLeft AS "unitsLeft" FROM gateway_ApiKeys WHERE ID = ?',
   addUnits: 'UPDATE gateway_ApiKeys SET unitsLeft = unitsLeft + ? WHERE ID = ?',
   entry:
@@ -34,7 +34,7 @@ const STATEMENTS = {
  */
 const RESERVE_IN_ONE = `WITH reserved AS (
     UPDATE gateway_ApiKeys SET unitsLeft = unitsLeft - $1::bigint, lastUsedAt = $2
-    WHERE ID = $3 AND secretHash = $4 AND status = 'active' AND validUntil > $2 AND unitsLeft >= $1::bigint
+    WHERE ID = $3 AND secretHash = $4 AND version = $9 AND status = 'active' AND validUntil > $2 AND unitsLeft >= $1::bigint
     RETURNING unitsLeft
   ), entry AS (
     INSERT INTO gateway_LedgerEntries (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, createdAt)
@@ -57,6 +57,8 @@ const changed = (result: any) => rowsChanged(result) === 1
 export interface Call {
   keyId: string
   secretHash: string
+  /** The key's version the caller was authenticated against: a key changed since then is not reserved on. */
+  version: number
   units: number
   routeClass: string
   route: string
@@ -66,27 +68,28 @@ export interface Call {
 export type Reservation =
   | { ok: true; unitsLeft: number }
   | { ok: false; reason: 'insufficient'; unitsLeft: number }
-  | { ok: false; reason: 'invalid' | 'expired' }
+  | { ok: false; reason: 'invalid' | 'expired' | 'stale' }
 
 export async function reserve(call: Call): Promise<Reservation> {
   return cds.tx(async (tx: any) => {
     const now = new Date().toISOString()
     if ((cds.db as any)?.kind === 'postgres') {
-      const [reserved] = await tx.run(RESERVE_IN_ONE, [call.units, now, call.keyId, call.secretHash, cds.utils.uuid(), call.routeClass, call.route, call.requestId])
+      const [reserved] = await tx.run(RESERVE_IN_ONE, [call.units, now, call.keyId, call.secretHash, cds.utils.uuid(), call.routeClass, call.route, call.requestId, call.version])
       return reserved ? { ok: true as const, unitsLeft: Number(reserved.unitsLeft) } : diagnose(tx, call, now)
     }
-    const reserved = await run(tx, 'reserve', [call.units, now, call.keyId, call.secretHash, now, call.units])
+    const reserved = await run(tx, 'reserve', [call.units, now, call.keyId, call.secretHash, call.version, now, call.units])
     if (!changed(reserved)) return diagnose(tx, call, now)
     await run(tx, 'entry', [cds.utils.uuid(), call.keyId, 'charge', -call.units, 'pending', call.routeClass, call.route, call.requestId, null, null, now, null])
     return { ok: true as const, unitsLeft: await unitsLeftOf(tx, call.keyId) }
   })
 }
 
-/** Why a reservation was refused: the key is gone, rotated, revoked or expired, or units are short. */
+/** Why a reservation was refused: the key is gone, rotated, revoked or expired, changed since it was read, or units are short. */
 async function diagnose(tx: any, call: Call, now: string): Promise<Reservation> {
   const [key] = await run(tx, 'key', [call.keyId])
   if (!key || key.secretHash !== call.secretHash || key.status !== 'active') return { ok: false, reason: 'invalid' }
   if (new Date(key.validUntil).toISOString() <= now) return { ok: false, reason: 'expired' }
+  if (Number(key.version) !== call.version) return { ok: false, reason: 'stale' }
   return { ok: false, reason: 'insufficient', unitsLeft: Number(key.unitsLeft) }
 }
 

@@ -27,11 +27,9 @@ export class GatewayRoutes {
   async handle(handler: GatewayHandler, req: Request, res: ServerResponse) {
     res.setHeader('x-access-units-charged', 0)
     if (handler === 'prices') return sendJson(res, 200, await priceTable())
-    const { key, refusal } = await this.gateway.presentedKey(req)
-    if (!key) {
-      this.gateway.recordFailure(req)
-      return reply(res, refusal![0], refusal![1], refusal![2], {}, { 'WWW-Authenticate': 'Bearer realm="chain-access"' })
-    }
+    // Read fresh: what a key may do about itself never rests on a cached copy.
+    const key = await this.gateway.authenticate(req, res, { fresh: true })
+    if (!key || !this.gateway.takeRate(key, res)) return
     switch (handler) {
       case 'me': {
         const body = await account(key.ID)
@@ -41,13 +39,15 @@ export class GatewayRoutes {
       case 'ledger':
         return this.ledger(key.ID, req, res)
       case 'rotate': {
-        const rotated = await rotateKey(key.ID)
+        const rotated = await rotateKey(key.ID, key.secretHash)
         this.gateway.forget(key.ID)
+        if (!rotated) return reply(res, 401, 'KEY_INVALID', 'The API key is unknown or revoked')
         return sendJson(res, 200, { id: rotated.id, key: rotated.key, mcpClientConfiguration: mcpClientConfiguration(rotated.key, this.gateway.config.publicUrl) })
       }
       case 'revoke': {
-        await revokeKey(key.ID)
+        const revoked = await revokeKey(key.ID, key.secretHash)
         this.gateway.forget(key.ID)
+        if (!revoked) return reply(res, 401, 'KEY_INVALID', 'The API key is unknown or revoked')
         return sendJson(res, 200, { id: key.ID, status: 'revoked' })
       }
     }
@@ -113,7 +113,10 @@ function sendJson(res: ServerResponse, status: number, body: unknown) {
 
 const encodeCursor = (at: string, id: string) => Buffer.from(`${at}|${id}`).toString('base64url')
 
+const CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z)\|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i
+
+/** A cursor is exactly what encodeCursor wrote: an ISO timestamp and a ledger entry id. */
 function decodeCursor(cursor: string): { at: string; id: string } | undefined {
-  const [at, id] = Buffer.from(cursor, 'base64url').toString().split('|')
-  return at && id && !Number.isNaN(Date.parse(at)) ? { at, id } : undefined
+  const match = CURSOR.exec(Buffer.from(cursor, 'base64url').toString())
+  return match && !Number.isNaN(Date.parse(match[1])) ? { at: match[1], id: match[2] } : undefined
 }

@@ -1,18 +1,33 @@
+import { LRUCache } from 'lru-cache'
+
 /**
  * In-memory limits, per gateway instance (several instances each apply them; balances are exact
- * across instances, rate limits are per instance).
+ * across instances, rate limits are per instance). Both are bounded LRU maps with expiry: when
+ * full, the least recently seen entries go, never all of them, so cycling through many keys or
+ * addresses cannot wipe anyone else's limit.
  */
+
+const DEFAULT_CAPACITY = 100_000
+
+interface Bucket {
+  tokens: number
+  at: number
+}
 
 /** A token bucket per key: `rate` tokens per second up to `burst`. */
 export class KeyRateLimit {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>()
+  private readonly buckets: LRUCache<string, Bucket>
+
+  constructor(capacity = DEFAULT_CAPACITY) {
+    // A bucket left alone this long is full again; forgetting it changes nothing.
+    this.buckets = new LRUCache({ max: capacity, ttl: 600_000 })
+  }
 
   /** Takes one token; answers the seconds to wait when none is left. */
   take(key: string, rate: number, burst: number, now = Date.now()): { ok: true } | { ok: false; retryAfterS: number } {
     const bucket = this.buckets.get(key) ?? { tokens: burst, at: now }
     bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * rate)
     bucket.at = now
-    if (this.buckets.size > 100_000) this.buckets.clear()
     this.buckets.set(key, bucket)
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1
@@ -22,18 +37,23 @@ export class KeyRateLimit {
   }
 }
 
-/** Unauthenticated failures per client address in a fixed window: too many answer 429. */
+/**
+ * Failed authentications per client address in a fixed window. Only failing attempts are counted
+ * and refused: a request with a valid key is never asked, so a client behind the same address
+ * (one NAT, one router, one machine) is never locked out by someone else's mistakes.
+ */
 export class FailureWindow {
-  private readonly windows = new Map<string, { failures: number; until: number }>()
+  private readonly windows: LRUCache<string, { failures: number; until: number }>
   private readonly limit: number
   private readonly windowMs: number
 
-  constructor(limit: number, windowSeconds: number) {
+  constructor(limit: number, windowSeconds: number, capacity = DEFAULT_CAPACITY) {
     this.limit = limit
     this.windowMs = windowSeconds * 1000
+    this.windows = new LRUCache({ max: capacity, ttl: this.windowMs })
   }
 
-  /** Seconds until the address may try again, when it is blocked. */
+  /** Seconds until the address may fail again, when it has failed too often. */
   blocked(address: string, now = Date.now()): number | undefined {
     const window = this.windows.get(address)
     if (!window || window.until <= now || window.failures < this.limit) return undefined
@@ -43,7 +63,6 @@ export class FailureWindow {
   record(address: string, now = Date.now()) {
     let window = this.windows.get(address)
     if (!window || window.until <= now) {
-      if (this.windows.size > 100_000) this.windows.clear()
       window = { failures: 0, until: now + this.windowMs }
       this.windows.set(address, window)
     }

@@ -22,14 +22,24 @@ interface OperationRoute {
   closed: boolean
 }
 
+/** What a path may go on with after an entity of this type: navigations, properties, bound operations. */
+interface EntityShape {
+  navigations: Map<string, { target: string; many: boolean }>
+  properties: Set<string>
+  operations: Map<string, OperationRoute>
+}
+
 interface ServiceRoute {
   base: string
   service: string
   product?: Product
   free: boolean
   readsClass: string
-  entitySets: Set<string>
+  /** Entity set name → its entity's name in the model. */
+  entitySets: Map<string, string>
+  /** Unbound actions and functions. */
   operations: Map<string, OperationRoute>
+  shapes: Map<string, EntityShape>
 }
 
 /** The gateway's own routes, and CAP's liveness route which is free. */
@@ -80,27 +90,69 @@ export class RouteTable {
   }
 }
 
+/**
+ * Classifies by every segment: a path is forwarded only when it is exactly a shape the service
+ * serves (an unbound operation; an entity set, optionally keyed, followed by navigations, a
+ * property, `$count` or `$value`, or a bound operation at the end). A closed operation anywhere,
+ * or any segment the model does not know, is refused here, uncharged.
+ */
 function classifyInService(route: ServiceRoute, method: string, rest: string): Classification {
   const readMethod = method === 'GET' || method === 'HEAD'
   if (rest === '' || rest === '/' || rest === '/$metadata') {
     return readMethod ? { kind: 'free', product: route.product } : refused(405, 'METHOD_NOT_ALLOWED', 'Service and metadata documents answer GET only')
   }
-  const segments = rest.slice(1).split('/')
-  if (segments[0] === '$batch') return refused(403, 'BATCH_NOT_FORWARDED', '$batch is not forwarded: send each request on its own')
-  const first = segments[0].split('(')[0]
+  const segments = rest.slice(1).split('/').map(parseSegment)
+  if (segments[0]?.name === '$batch') return refused(403, 'BATCH_NOT_FORWARDED', '$batch is not forwarded: send each request on its own')
+  const unknown = refused(403, 'ROUTE_NOT_FORWARDED', `${route.base}${rest.slice(0, 200)} is not an entity set, entity or operation the gateway forwards`)
+  if (segments.some(segment => !segment)) return unknown
+  const [first, ...more] = segments as Segment[]
 
-  const boundName = segments.length > 1 ? boundOperationName(segments[segments.length - 1]) : undefined
-  const operation = route.operations.get(boundName ?? first)
-  if (operation) {
-    if (operation.closed) return refused(403, 'OPERATION_CLOSED', `${boundName ?? first} is an operator function, closed on the hosted API`)
-    if (method !== operation.method) return refused(405, 'METHOD_NOT_ALLOWED', `${boundName ?? first} is called with ${operation.method}`)
-    return metered(route, operation.routeClass ?? route.readsClass, boundName ?? first)
+  const operation = route.operations.get(first.name)
+  if (operation) return more.length ? unknown : operationCall(route, first, operation, method)
+
+  let entity: string | undefined = route.entitySets.get(first.name)
+  if (!entity) return unknown
+  let keyed = first.key !== undefined
+  for (const [index, segment] of more.entries()) {
+    const last = index === more.length - 1
+    const shape: EntityShape = route.shapes.get(entity)!
+    const bound = shape.operations.get(boundName(segment.name))
+    if (bound) return last && keyed ? operationCall(route, segment, bound, method) : unknown
+    const navigation = shape.navigations.get(segment.name)
+    if (navigation && keyed && (navigation.many || segment.key === undefined)) {
+      entity = navigation.target
+      keyed = !navigation.many || segment.key !== undefined
+      if (!route.shapes.has(navigation.target)) return unknown
+      continue
+    }
+    if (segment.name === '$count' && last && !keyed && segment.key === undefined) break
+    if (shape.properties.has(segment.name) && keyed && segment.key === undefined) {
+      const valueAfter = more[index + 1]?.name === '$value' && index + 2 === more.length
+      if (last || valueAfter) break
+    }
+    return unknown
   }
-  if (route.entitySets.has(first) && !boundName) {
-    if (!readMethod) return refused(403, 'METHOD_NOT_FORWARDED', `${first} is read with GET; writes are not forwarded`)
-    return metered(route, route.readsClass, first)
-  }
-  return refused(403, 'ROUTE_NOT_FORWARDED', `${route.base}/${segments[0]} is not an entity set or operation the gateway forwards`)
+  if (!readMethod) return refused(403, 'METHOD_NOT_FORWARDED', `${first.name} is read with GET; writes are not forwarded`)
+  return metered(route, route.readsClass, first.name)
+}
+
+interface Segment {
+  name: string
+  /** What stands in parentheses: a key predicate or function arguments. */
+  key?: string
+}
+
+function parseSegment(text: string): Segment | undefined {
+  const match = /^([A-Za-z_$][\w.$]*)(?:\((.*)\))?$/.exec(text)
+  return match ? { name: match[1], key: match[2] } : undefined
+}
+
+function operationCall(route: ServiceRoute, segment: Segment, operation: OperationRoute, method: string): Classification {
+  const name = boundName(segment.name)
+  if (operation.closed) return refused(403, 'OPERATION_CLOSED', `${name} is an operator function, closed on the hosted API`)
+  if (method !== operation.method) return refused(405, 'METHOD_NOT_ALLOWED', `${name} is called with ${operation.method}`)
+  if (operation.method === 'POST' && segment.key !== undefined) return refused(403, 'ROUTE_NOT_FORWARDED', `${name} is an action: its parameters go in the body`)
+  return metered(route, operation.routeClass ?? route.readsClass, name)
 }
 
 function metered(route: ServiceRoute, routeClass: string, operation: string): Classification {
@@ -108,16 +160,13 @@ function metered(route: ServiceRoute, routeClass: string, operation: string): Cl
   return { kind: 'metered', product: route.product!, routeClass, service: route.service, operation }
 }
 
-/** `Service.Action` or `Action(…)` as the last segment of a bound call: the operation's name. */
-function boundOperationName(segment: string): string | undefined {
-  const name = segment.split('(')[0]
-  if (!name.includes('.')) return undefined
-  return name.slice(name.lastIndexOf('.') + 1)
-}
+/** `Service.Action` (a bound call's segment) or `Action`: the operation's own name. */
+const boundName = (name: string) => name.slice(name.lastIndexOf('.') + 1)
 
 function serviceRoute(base: string, service: string, definition: any, definitions: Record<string, any>): ServiceRoute {
-  const entitySets = new Set<string>()
+  const entitySets = new Map<string, string>()
   const operations = new Map<string, OperationRoute>()
+  const shapes = new Map<string, EntityShape>()
   const defaultClass = definition['@gateway.operations'] ?? 'read-action'
   const describe = (op: any): OperationRoute => ({
     method: op.kind === 'function' ? 'GET' : 'POST',
@@ -128,8 +177,8 @@ function serviceRoute(base: string, service: string, definition: any, definition
     if (!name.startsWith(service + '.') || name.slice(service.length + 1).includes('.')) continue
     const local = name.slice(service.length + 1)
     if (def.kind === 'entity') {
-      entitySets.add(local)
-      for (const [boundName, bound] of Object.entries<any>(def.actions ?? {})) operations.set(boundName, describe(bound))
+      entitySets.set(local, name)
+      shapes.set(name, entityShape(def, describe))
     } else if (def.kind === 'action' || def.kind === 'function') {
       operations.set(local, describe(def))
     }
@@ -142,5 +191,17 @@ function serviceRoute(base: string, service: string, definition: any, definition
     readsClass: definition['@gateway.reads'] ?? 'entity-read',
     entitySets,
     operations,
+    shapes,
   }
+}
+
+function entityShape(def: any, describe: (op: any) => OperationRoute): EntityShape {
+  const navigations = new Map<string, { target: string; many: boolean }>()
+  const properties = new Set<string>()
+  for (const [name, element] of Object.entries<any>(def.elements ?? {})) {
+    if (element.isAssociation) navigations.set(name, { target: element.target, many: !!element.is2many })
+    else properties.add(name)
+  }
+  const operations = new Map(Object.entries<any>(def.actions ?? {}).map(([name, op]) => [name, describe(op)]))
+  return { navigations, properties, operations }
 }

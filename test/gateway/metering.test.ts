@@ -53,6 +53,18 @@ describe('a metered call', () => {
     expect(ledgerSum(entries)).toBe(50)
   })
 
+  test('a call with a path longer than the ledger stores is answered 4xx and refunded; the ledger keeps the route cut to 500 characters', async () => {
+    const { id, key } = await issueTestKey({ units: 50 })
+    const response = await GET(`${S}/Transactions('${'a'.repeat(3000)}')`, bearer(key))
+    expect(response.data.error.code).toMatch(/^[A-Z_]+$/)
+    expect(response.status).toBeGreaterThanOrEqual(400)
+    expect(response.status).toBeLessThan(500)
+    expect(await balanceOf(id)).toBe(50)
+    const charge = (await ledgerOf(id)).find(entry => entry.kind === 'charge')
+    expect(charge.route).toHaveLength(500)
+    expect(charge.route.startsWith(`GET ${S}/Transactions('aaa`)).toBe(true)
+  })
+
   test('exhausted units answer 402 with the price and the units left', async () => {
     const { id, key } = await issueTestKey({ units: 1 })
     const response = await POST(`${S}/GetAddressByBech32`, { address: devnet.wallets()[0].address }, bearer(key))
@@ -148,7 +160,8 @@ describe('free routes', () => {
     const { key } = await issueTestKey()
     const badLimit = await GET('/me/ledger?limit=0', bearer(key))
     const badCursor = await GET('/me/ledger?before=zzz', bearer(key))
-    expect([badLimit.data.error.code, badCursor.data.error.code]).toEqual(['INVALID_LIMIT', 'INVALID_CURSOR'])
+    const dateLikeCursor = await GET(`/me/ledger?before=${Buffer.from('1|x').toString('base64url')}`, bearer(key))
+    expect([badLimit.data.error.code, badCursor.data.error.code, dateLikeCursor.data.error.code]).toEqual(['INVALID_LIMIT', 'INVALID_CURSOR', 'INVALID_CURSOR'])
   })
 })
 

@@ -28,10 +28,18 @@ test('a key past its burst answers 429 with Retry-After, uncharged', async () =>
   expect(limited.data.error.code).toBe('RATE_LIMITED')
   expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1)
   expect(limited.headers['x-access-units-charged']).toBe('0')
+  await new Promise(resolve => setTimeout(resolve, Number(limited.headers['retry-after']) * 1000))
   expect((await GET('/me', bearer(key))).data.unitsLeft).toBe(97)
 })
 
-test('too many calls with bad keys from one address answer 429 with Retry-After; a key verified moments before still passes', async () => {
+test('the gateway\'s own routes take from the same bucket, uncharged', async () => {
+  const { key } = await issueTestKey({ units: 100 })
+  const statuses: number[] = []
+  for (let i = 0; i < 5; i++) statuses.push((await GET('/me/ledger', bearer(key))).status)
+  expect(statuses).toEqual([200, 200, 200, 429, 429])
+})
+
+test('an address that failed too often is refused only its failing attempts: every valid key from it still passes', async () => {
   const known = await issueTestKey({ units: 100 })
   const unseen = await issueTestKey({ units: 100 })
   expect((await GET('/odata/v4/chaina-odata/Blocks?$top=1', bearer(known.key))).status).toBe(200)
@@ -45,8 +53,10 @@ test('too many calls with bad keys from one address answer 429 with Retry-After;
   expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429])
   expect(limited.data.error.code).toBe('TOO_MANY_FAILED_ATTEMPTS')
   expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
-  expect((await GET('/odata/v4/chaina-odata/Blocks?$top=1', bearer(unseen.key))).status).toBe(429)
+  expect((await GET('/me', bearer('cag_nope'))).status).toBe(429)
+  expect((await GET('/odata/v4/chaina-odata/Blocks?$top=1', bearer(unseen.key))).status).toBe(200)
   expect((await GET('/odata/v4/chaina-odata/Blocks?$top=1', bearer(known.key))).status).toBe(200)
+  expect((await GET('/me', bearer(unseen.key))).status).toBe(200)
 })
 
 describe('the limiters themselves', () => {
@@ -56,6 +66,15 @@ describe('the limiters themselves', () => {
     expect(limit.take('k', 2, 2, 0)).toEqual({ ok: true })
     expect(limit.take('k', 2, 2, 0)).toEqual({ ok: false, retryAfterS: 1 })
     expect(limit.take('k', 2, 2, 500)).toEqual({ ok: true })
+  })
+
+  test('full, they forget the least recently seen entries, never all of them', () => {
+    const window = new FailureWindow(1, 60, 3)
+    for (const address of ['a', 'b', 'c', 'd']) window.record(address, 0)
+    expect(['a', 'b', 'c', 'd'].map(address => window.blocked(address, 1) !== undefined)).toEqual([false, true, true, true])
+    const limit = new KeyRateLimit(3)
+    for (const key of ['a', 'b', 'c', 'd']) expect(limit.take(key, 1, 1, 0)).toEqual({ ok: true })
+    expect(['b', 'c', 'd'].map(key => limit.take(key, 1, 1, 0).ok)).toEqual([false, false, false])
   })
 
   test('a failure window opens again when it ends', () => {

@@ -1,0 +1,55 @@
+import cds from '@sap/cds'
+import { RouteTable } from '../../srv/gateway/routes.ts'
+
+/** The route table built from the served model classifies a path by every segment. */
+cds.test(__dirname + '/../..')
+
+const S = '/odata/v4/chaina-odata'
+const SIGN = '/odata/v4/chaina-sign'
+const TX = '/odata/v4/chaina-transaction'
+const HASH = 'ab'.repeat(32)
+let table: RouteTable
+
+beforeAll(() => {
+  table = RouteTable.fromServices(Object.values(cds.services), cds.model!.definitions as any)
+})
+
+test.each([
+  ['GET', `${S}/Blocks`, 'entity-read'],
+  ['GET', `${S}/Blocks/$count`, 'entity-read'],
+  ['GET', `${S}/Blocks('${HASH}')`, 'entity-read'],
+  ['GET', `${S}/Blocks('${HASH}')/hash`, 'entity-read'],
+  ['GET', `${S}/Blocks('${HASH}')/hash/$value`, 'entity-read'],
+  ['GET', `${S}/Blocks('${HASH}')/transactions`, 'entity-read'],
+  ['GET', `${S}/Blocks('${HASH}')/transactions/$count`, 'entity-read'],
+  ['GET', `${S}/Transactions('${HASH}')/outputs(txHash='${HASH}',outputIndex=0)/assets`, 'entity-read'],
+  ['POST', `${S}/GetPoolById`, 'read-action'],
+  ['POST', `${TX}/BuildSimpleAdaTransaction`, 'build'],
+  ['POST', `${SIGN}/SubmitVerifiedTransaction`, 'submit'],
+])('%s %s is metered as %s', (method, path, routeClass) => {
+  expect(table.classify(method, path)).toMatchObject({ kind: 'metered', routeClass })
+})
+
+test.each([
+  ['a closed operation before a priced one', 'POST', `${SIGN}/SignWithHsm/ChainASignService.GetAuditLog`, 'ROUTE_NOT_FORWARDED'],
+  ['a priced name after a closed operation', 'POST', `${SIGN}/SignWithHsm/GetAuditLog`, 'ROUTE_NOT_FORWARDED'],
+  ['an operation followed by more path', 'POST', `${S}/GetPoolById/Blocks`, 'ROUTE_NOT_FORWARDED'],
+  ['an unbound operation called as bound', 'POST', `${S}/Blocks('${HASH}')/ChainAReadService.GetPoolById`, 'ROUTE_NOT_FORWARDED'],
+  ['an unknown segment after a key', 'GET', `${S}/Blocks('${HASH}')/nope`, 'ROUTE_NOT_FORWARDED'],
+  ['a navigation from a collection', 'GET', `${S}/Transactions/inputs`, 'ROUTE_NOT_FORWARDED'],
+  ['a property of a collection', 'GET', `${S}/Blocks/hash`, 'ROUTE_NOT_FORWARDED'],
+  ['$count followed by more path', 'GET', `${S}/Blocks/$count/x`, 'ROUTE_NOT_FORWARDED'],
+  ['$count of a single entity', 'GET', `${S}/Blocks('${HASH}')/$count`, 'ROUTE_NOT_FORWARDED'],
+  ['$crossjoin', 'GET', `${S}/$crossjoin(Blocks,Epochs)`, 'ROUTE_NOT_FORWARDED'],
+  ['$entity', 'GET', `${S}/$entity`, 'ROUTE_NOT_FORWARDED'],
+  ['an action with parameters in the path', 'POST', `${S}/GetPoolById(poolId='x')`, 'ROUTE_NOT_FORWARDED'],
+  ['a trailing slash', 'GET', `${S}/Blocks/`, 'ROUTE_NOT_FORWARDED'],
+  ['$batch', 'POST', `${S}/$batch`, 'BATCH_NOT_FORWARDED'],
+])('%s is refused (%s %s)', (_name, method, path, code) => {
+  expect(table.classify(method, path)).toMatchObject({ kind: 'refused', status: 403, code })
+})
+
+test('a write to an entity set is refused, an action called with GET answers 405', () => {
+  expect(table.classify('DELETE', `${S}/Blocks('${HASH}')`)).toMatchObject({ kind: 'refused', code: 'METHOD_NOT_FORWARDED' })
+  expect(table.classify('GET', `${S}/GetPoolById`)).toMatchObject({ kind: 'refused', status: 405 })
+})
