@@ -1,5 +1,6 @@
 using { chaina } from './chain-a';
 using { chainatx } from './chain-a-tx';
+using { common } from './common';
 
 /**
  * Chain-A signing: requests that hand an unsigned build to an external signer (a CIP-30 browser
@@ -19,7 +20,8 @@ type SigningStatus : String(12) enum { pending; signed; verified; submitted; exp
 /** browser-wallet | cardano-cli | hsm */
 type SignerType : String(20);
 
-entity SigningRequests {
+/** Owned by the owner of its build. */
+entity SigningRequests : common.Owned {
   key ID                 : UUID;
       build              : Association to chainatx.TransactionBuilds not null;
       status             : SigningStatus not null default 'pending';
@@ -55,9 +57,10 @@ entity SigningRequests {
 
 /**
  * Append-only and hash-chained: each entry's hash covers its content and the previous entry's
- * hash. Entries are only ever inserted, after advancing SigningAuditHead.
+ * hash. Entries are only ever inserted, after advancing SigningAuditHead. An entry belongs to the
+ * owner of its signing request (whoever caused it); the owner is not part of the hash.
  */
-entity SigningAuditLog {
+entity SigningAuditLog : common.Owned {
   key sequence       : Integer;
       occurredAt     : Timestamp not null;
       /** created | signed | verified | submitted | cancelled | expired | failed | policy-refused */
@@ -82,8 +85,8 @@ entity SigningAuditHead {
       hash     : String(64) not null;
 }
 
-/** A transaction verified here and accepted by the ledger. */
-entity VerifiedTransactions {
+/** A transaction verified here and accepted by the ledger; owned by the owner of its signing request. */
+entity VerifiedTransactions : common.Owned {
   key txHash          : chaina.Hash32;
       signingRequest  : Association to SigningRequests;
       build           : Association to chainatx.TransactionBuilds;

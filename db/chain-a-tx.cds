@@ -1,4 +1,5 @@
 using { chaina } from './chain-a';
+using { common } from './common';
 
 /**
  * Chain-A transaction building and submission: unsigned builds with what they spend and create,
@@ -13,7 +14,8 @@ namespace chainatx;
 type BuildStatus : String(12) enum { built; signing; submitted; confirmed; failed; cancelled; expired };
 type SubmissionStatus : String(12) enum { pending; submitted; confirmed; failed };
 
-entity TransactionBuilds {
+/** Owned by the caller that built it (a rebuild keeps the owner); see db/common.cds. */
+entity TransactionBuilds : common.Owned {
   key ID               : UUID;
       status           : BuildStatus not null default 'built';
       /** ada | multiAsset | mint | metadata | plutusSpend */
@@ -85,20 +87,27 @@ entity BuildMetadata {
 }
 
 /**
- * The outputs a pending build spends, so no other pending build selects them. One row per output:
- * the key makes a double selection impossible even between concurrent builds.
+ * The outputs an owner's pending build spends, so no other pending build of the same owner selects
+ * them. One row per owner and output: the key makes a double selection impossible even between
+ * concurrent builds of one owner, and no owner's builds ever exclude another owner's.
  */
 entity SpendLocks {
+  /** The build's owner. */
+  key owner       : common.Owner;
   key txHash      : chaina.Hash32;
   key outputIndex : Integer;
       build       : Association to TransactionBuilds not null;
       address     : chaina.Bech32;
-      /** The lock lapses with the build's validity. */
+      /**
+       * The lock lapses after CHAIN_A_SPEND_LOCK_S, or when the build's signing request expires if it
+       * has one, or with the build's validity once it is submitted; never after the build's validity.
+       */
       expiresAt   : Timestamp;
 }
 
-@assert.unique: { transaction: [txHash] }
-entity TransactionSubmissions {
+/** One submission per owner and transaction; another owner's submission of it is that owner's own. */
+@assert.unique: { transaction: [owner, txHash] }
+entity TransactionSubmissions : common.Owned {
   key ID             : UUID;
       build          : Association to TransactionBuilds;
       txHash         : chaina.Hash32 not null;

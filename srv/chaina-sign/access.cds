@@ -9,3 +9,10 @@ annotate service.CreateSigningRequest      with @gateway.price: 'signing-request
 annotate service.VerifySignature           with @gateway.price: 'signing-request';
 annotate service.SubmitVerifiedTransaction with @gateway.price: 'submit';
 annotate service.SignWithHsm               with @gateway.closed;
+
+// Tenancy (DESIGN 5): a caller reads only its own signing requests, their audit entries and its
+// verified transactions; an operator (role admin) reads all. SigningPolicies and HsmConfigurations
+// are the deployment's configuration, read by everyone.
+annotate service.SigningRequests      with @restrict: [{ grant: 'READ', where: 'owner = $user' }, { grant: 'READ', to: 'admin' }];
+annotate service.SigningAuditLog      with @restrict: [{ grant: 'READ', where: 'owner = $user' }, { grant: 'READ', to: 'admin' }];
+annotate service.VerifiedTransactions with @restrict: [{ grant: 'READ', where: 'owner = $user' }, { grant: 'READ', to: 'admin' }];

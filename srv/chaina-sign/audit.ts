@@ -2,6 +2,7 @@ import cds from '@sap/cds'
 import { SigningAuditHead, SigningAuditLog_ } from '#cds-models/chainasign'
 import { appendAuditEntry, verifyChain, type AuditEntry, type AuditEventKind, type JsonValue } from '../chains/chain-a/signing/audit-chain.ts'
 import { ApiError } from '../lib/errors.ts'
+import { ownedBy } from '../lib/ownership.ts'
 import { runWrite } from '../lib/plain-sql.ts'
 
 /**
@@ -19,6 +20,8 @@ const MAX_ATTEMPTS = 100
 export interface AuditNote {
   kind: AuditEventKind
   signingRequestId: string
+  /** The owner of the signing request, who may read the entry (not part of its hash). */
+  owner: string
   actor: string
   details: { [key: string]: JsonValue }
 }
@@ -47,13 +50,14 @@ async function appendOne(note: AuditNote) {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const head = await SELECT.one.from(SigningAuditHead).columns('sequence', 'hash').where({ ID: HEAD_ID })
     const previous = head ? ({ sequence: head.sequence!, hash: head.hash! } as AuditEntry) : undefined
-    const entry = appendAuditEntry(previous, { at: new Date(), ...note })
+    const { owner, ...event } = note
+    const entry = appendAuditEntry(previous, { at: new Date(), ...event })
     const advanced = head
       ? (await UPDATE.entity(SigningAuditHead).set({ sequence: entry.sequence, hash: entry.hash }).where({ ID: HEAD_ID, sequence: head.sequence })) === 1
       : await createHead(entry)
     if (advanced) {
       await INSERT.into(SigningAuditLog_).entries({
-        sequence: entry.sequence, occurredAt: entry.at as string, kind: entry.kind, signingRequest_ID: entry.signingRequestId, actor: entry.actor,
+        sequence: entry.sequence, owner, occurredAt: entry.at as string, kind: entry.kind, signingRequest_ID: entry.signingRequestId, actor: entry.actor,
         details: JSON.stringify(entry.details), previousHash: entry.previousHash, hash: entry.hash,
       })
       return
@@ -75,13 +79,19 @@ export interface AuditLogAnswer {
   entries: ReturnType<typeof entryOf>[]
 }
 
-/** The entries (all, or of one signing request) and whether the whole log verifies, up to the head. */
+/**
+ * Whether the whole log verifies, up to the head (every owner's entries are read for that), and the
+ * caller's own entries (all for an operator), of one signing request when given: another owner's
+ * request answers no entries, like one that does not exist.
+ */
 export async function auditLog(signingRequestId?: string | null): Promise<AuditLogAnswer> {
   const [rows, head] = await Promise.all([
     SELECT.from(SigningAuditLog_).orderBy('sequence'),
     SELECT.one.from(SigningAuditHead).columns('sequence', 'hash').where({ ID: HEAD_ID }),
   ])
   const entries = rows.map(entryOf)
+  const { owner } = ownedBy()
+  const answered = entries.filter((entry, i) => (!owner || rows[i].owner === owner) && (!signingRequestId || entry.signingRequestId === signingRequestId))
   let verdict = verifyChain(entries.map(entry => ({ ...entry, at: entry.occurredAt, details: parseDetails(entry.details) })))
   const last = entries.at(-1)
   if (verdict.valid && (head?.sequence ?? 0) !== (last?.sequence ?? 0)) {
@@ -93,7 +103,7 @@ export async function auditLog(signingRequestId?: string | null): Promise<AuditL
     valid: verdict.valid,
     brokenAt: verdict.brokenAt ?? null,
     reason: verdict.reason ?? null,
-    entries: signingRequestId ? entries.filter(entry => entry.signingRequestId === signingRequestId) : entries,
+    entries: answered,
   }
 }
 

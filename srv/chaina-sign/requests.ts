@@ -6,15 +6,19 @@ import { chainA } from '../chains/chain-a/index.ts'
 import { cardanoCliRecipe } from '../chains/chain-a/signing/cardano-cli.ts'
 import { policyRefusal } from '../chains/chain-a/signing/policies.ts'
 import { ApiError, badInput, notFound } from '../lib/errors.ts'
-import { expireStaleBuilds } from '../chaina-transaction/builds.ts'
+import { ownedBy } from '../lib/ownership.ts'
+import { expireStaleBuilds, extendSpendLocks } from '../chaina-transaction/builds.ts'
 import { afterRollback } from './after-rollback.ts'
 import { audit } from './audit.ts'
 import { policyViolation } from './policies.ts'
 
 /**
- * Signing requests: one open request per build (creating it moves the build from built to signing;
- * a request that ends without a submission hands the build back). Every transition is a guarded
- * UPDATE from the states it may start in; only when it does not apply is the reason looked up.
+ * Signing requests: one open request per build (creating it moves the build from built to signing
+ * and keeps its outputs locked until the request expires; a request that ends without a submission
+ * hands the build back). A request belongs to the owner of its build; a caller finds and moves only
+ * its own (all for an operator), so another owner's id answers 404 like one that does not exist.
+ * Every transition is a guarded UPDATE from the states it may start in; only when it does not apply
+ * is the reason looked up.
  */
 
 const { SELECT, INSERT, UPDATE } = cds.ql
@@ -26,7 +30,7 @@ export type Status = 'pending' | 'signed' | 'verified' | 'submitted' | 'expired'
 export const OPEN_STATES: Status[] = ['pending', 'signed', 'verified']
 export const DEFAULT_EXPIRY_SECONDS = 1800
 
-export type RequestRow = SigningRequest & { ID: string; build_ID: string; status: Status; signerType: SignerType; unsignedTxCbor: string; txHash: string }
+export type RequestRow = SigningRequest & { ID: string; owner: string; build_ID: string; status: Status; signerType: SignerType; unsignedTxCbor: string; txHash: string }
 
 export interface CreateParameters {
   buildId?: string | null
@@ -53,27 +57,28 @@ export async function createSigningRequest(req: cds.Request, p: CreateParameters
   const violation = await policyViolation({ unsignedTxCbor: build.unsignedTxCbor, signerType, senderAddresses, expiresInSeconds })
   if (violation) {
     afterRollback(req, async () => audit({
-      kind: 'policy-refused', signingRequestId: id, actor: actorOf(req),
+      kind: 'policy-refused', signingRequestId: id, owner: build.owner, actor: actorOf(req),
       details: { stage: 'create', buildId, signerType, policy: violation.policy, rule: violation.rule, message: violation.message },
     }))
     throw policyRefusal(violation)
   }
 
   const cli = signerType === 'cardano-cli' ? await cliRecipe(build.unsignedTxCbor, build.senderAddress) : undefined
-  const claimed = await UPDATE.entity(TransactionBuilds).set({ status: 'signing', updatedAt: createdAt.toISOString() }).where({ ID: buildId, status: 'built' })
+  const claimed = await UPDATE.entity(TransactionBuilds).set({ status: 'signing', updatedAt: createdAt.toISOString() }).where({ ID: buildId, status: 'built', ...ownedBy() })
   if (claimed !== 1) {
     const current = await buildRow(buildId)
     if (current.status === 'signing') return openRequestOf(buildId, signerType)
     throw invalidBuildState(current, 'only a built build can be signed')
   }
   await INSERT.into(SigningRequests).entries({
-    ID: id, build_ID: buildId, status: 'pending', signerType, signerInfo: p.signerInfo ?? null, network: chainA().networkName,
+    ID: id, owner: build.owner, build_ID: buildId, status: 'pending', signerType, signerInfo: p.signerInfo ?? null, network: chainA().networkName,
     senderAddress: build.senderAddress, txHash: build.txHash, unsignedTxCbor: build.unsignedTxCbor,
     cardanoCliCommand: cli?.command ?? null, cardanoCliEnvelope: cli?.envelopeJson ?? null, cardanoCliScript: cli?.script ?? null,
     requestedBy: actorOf(req), createdAt: createdAt.toISOString(), expiresAt: expiresAt.toISOString(), updatedAt: createdAt.toISOString(),
   })
+  await extendSpendLocks(build, expiresAt.toISOString())
   audit({
-    kind: 'created', signingRequestId: id, actor: actorOf(req),
+    kind: 'created', signingRequestId: id, owner: build.owner, actor: actorOf(req),
     details: { buildId, signerType, txHash: build.txHash, expiresAt: expiresAt.toISOString() },
   })
   return id
@@ -88,9 +93,12 @@ export async function requestIn(req: cds.Request, idParameter: unknown, allowed:
   return request
 }
 
-/** Moves a request from one of `from` to `to`; false when it was in none of them. */
-export async function transition(id: string, from: Status[], to: Status, set: Partial<SigningRequest> = {}): Promise<boolean> {
-  const affected = await UPDATE.entity(SigningRequests).set({ ...set, status: to, updatedAt: new Date().toISOString() }).where({ ID: id, status: { in: from } })
+/**
+ * Moves a request from one of `from` to `to`; false when it was in none of them, or is not the
+ * caller's. Housekeeping (expiry) passes `scope` `{}` to act on every owner's requests.
+ */
+export async function transition(id: string, from: Status[], to: Status, set: Partial<SigningRequest> = {}, scope: { owner?: string } = ownedBy()): Promise<boolean> {
+  const affected = await UPDATE.entity(SigningRequests).set({ ...set, status: to, updatedAt: new Date().toISOString() }).where({ ID: id, status: { in: from }, ...scope })
   return affected === 1
 }
 
@@ -105,28 +113,32 @@ export async function cancelSigningRequest(req: cds.Request, idParameter: unknow
   if (!(await transition(id, OPEN_STATES, 'cancelled'))) throw await refusedTransition(req, id, 'only a pending, signed or verified request can be cancelled')
   const request = await requestRow(id)
   await handBackBuild(request.build_ID)
-  audit({ kind: 'cancelled', signingRequestId: id, actor: actorOf(req), details: { buildId: request.build_ID } })
+  audit({ kind: 'cancelled', signingRequestId: id, owner: request.owner, actor: actorOf(req), details: { buildId: request.build_ID } })
   return id
 }
 
-/** Expires open requests whose time has run out and hands their builds back; also expires stale builds. */
+/**
+ * Expires open requests whose time has run out, whoever's they are, and hands their builds back;
+ * also expires stale builds. Each expiry is audited as `system`, for the request's owner.
+ */
 export async function expireStale() {
   await expireStaleBuilds()
-  const stale = await SELECT.from(SigningRequests).columns('ID', 'build_ID', 'expiresAt').where({ status: { in: OPEN_STATES }, expiresAt: { '<': new Date().toISOString() } })
+  const stale = await SELECT.from(SigningRequests).columns('ID', 'owner', 'build_ID', 'expiresAt').where({ status: { in: OPEN_STATES }, expiresAt: { '<': new Date().toISOString() } })
   for (const request of stale) {
-    if (!(await transition(request.ID!, OPEN_STATES, 'expired'))) continue
+    if (!(await transition(request.ID!, OPEN_STATES, 'expired', {}, ALL_OWNERS))) continue
     await handBackBuild(request.build_ID!)
-    audit({ kind: 'expired', signingRequestId: request.ID!, actor: 'system', details: { buildId: request.build_ID!, expiresAt: String(request.expiresAt) } })
+    audit({ kind: 'expired', signingRequestId: request.ID!, owner: request.owner!, actor: 'system', details: { buildId: request.build_ID!, expiresAt: String(request.expiresAt) } })
   }
 }
 
 /** Open requests whose build is gone (the upstream became another chain) can never be submitted: they expire. */
 export async function expireOrphanedRequests() {
-  const open = await SELECT.from(SigningRequests).columns('ID', 'build_ID').where({ status: { in: OPEN_STATES } })
+  const open = await SELECT.from(SigningRequests).columns('ID', 'owner', 'build_ID').where({ status: { in: OPEN_STATES } })
   const builds = new Set((await SELECT.from(TransactionBuilds).columns('ID').where({ ID: { in: open.map(r => r.build_ID) } })).map(b => b.ID))
   for (const request of open.filter(r => !builds.has(r.build_ID))) {
-    if (!(await transition(request.ID!, OPEN_STATES, 'expired', { failureCode: 'BUILD_FORGOTTEN', failureReason: 'its build was made on a chain the upstream no longer serves' }))) continue
-    audit({ kind: 'expired', signingRequestId: request.ID!, actor: 'system', details: { buildId: request.build_ID!, reason: 'build forgotten: the upstream is another chain' } })
+    const failure = { failureCode: 'BUILD_FORGOTTEN', failureReason: 'its build was made on a chain the upstream no longer serves' }
+    if (!(await transition(request.ID!, OPEN_STATES, 'expired', failure, ALL_OWNERS))) continue
+    audit({ kind: 'expired', signingRequestId: request.ID!, owner: request.owner!, actor: 'system', details: { buildId: request.build_ID!, reason: 'build forgotten: the upstream is another chain' } })
   }
 }
 
@@ -147,17 +159,19 @@ export async function senderAddressesOf(build: { ID: string; senderAddress?: str
   return [...new Set([build.senderAddress, build.changeAddress, ...inputs.map(input => input.address)].filter((a): a is string => !!a))]
 }
 
+/** A request of the caller's (any for an operator); another owner's answers 404 like one that does not exist. */
 export async function requestRow(id: string): Promise<RequestRow> {
-  const request = await SELECT.one.from(SigningRequests).where({ ID: id })
+  const request = await SELECT.one.from(SigningRequests).where({ ID: id, ...ownedBy() })
   if (!request) throw notFound('SIGNING_REQUEST_NOT_FOUND', `There is no signing request ${id}`, 'signingRequestId')
   return request as RequestRow
 }
 
+/** A build of the caller's (any for an operator); another owner's answers 404 like one that does not exist. */
 export async function buildRow(id: string) {
   const build = await SELECT.one.from(TransactionBuilds)
-    .columns('ID', 'status', 'txHash', 'unsignedTxCbor', 'senderAddress', 'changeAddress', 'expiresAt').where({ ID: id })
+    .columns('ID', 'owner', 'status', 'txHash', 'unsignedTxCbor', 'senderAddress', 'changeAddress', 'expiresAt').where({ ID: id, ...ownedBy() })
   if (!build) throw notFound('BUILD_NOT_FOUND', `There is no build ${id}`, 'buildId')
-  return build as typeof build & { ID: string; status: string; txHash: string; unsignedTxCbor: string; senderAddress: string }
+  return build as typeof build & { ID: string; owner: string; status: string; txHash: string; unsignedTxCbor: string; senderAddress: string }
 }
 
 export function parseSignerType(value: unknown): SignerType {
@@ -180,6 +194,9 @@ export function requiredId(value: unknown, target: string): string {
 
 export const actorOf = (req: cds.Request) => String(req.user?.id ?? 'anonymous')
 
+/** The scope of housekeeping, which acts on every owner's requests. */
+const ALL_OWNERS = {}
+
 function refusal(req: cds.Request, request: RequestRow, rule: string): ApiError {
   if (request.status === 'expired') {
     // The expiry this request noticed is rolled back with it: record it for good.
@@ -192,9 +209,9 @@ function refusal(req: cds.Request, request: RequestRow, rule: string): ApiError 
   return new ApiError(409, 'INVALID_REQUEST_STATE', `Signing request ${request.ID} is ${request.status}: ${rule}`, { target: 'signingRequestId' })
 }
 
-/** The open request of a build: answered again for the same signer type, 409 for another. */
+/** The open request of a build (the caller's, checked before): answered again for the same signer type, 409 for another. */
 async function openRequestOf(buildId: string, signerType: SignerType): Promise<string> {
-  const open = await SELECT.one.from(SigningRequests).columns('ID', 'signerType').where({ build_ID: buildId, status: { in: OPEN_STATES } })
+  const open = await SELECT.one.from(SigningRequests).columns('ID', 'signerType').where({ build_ID: buildId, status: { in: OPEN_STATES }, ...ownedBy() })
   if (!open) throw new ApiError(409, 'INVALID_BUILD_STATE', `Build ${buildId} is being signed elsewhere`, { target: 'buildId' })
   if (open.signerType === signerType) return open.ID!
   throw new ApiError(409, 'SIGNING_REQUEST_OPEN',

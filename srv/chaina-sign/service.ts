@@ -5,7 +5,7 @@ import {
 } from '#cds-models/ChainASignService'
 import { chainA } from '../chains/chain-a/index.ts'
 import { parseAddress } from '../chains/chain-a/identifiers.ts'
-import { guardPaging } from '../lib/paging.ts'
+import { ownExpands, ownedBy } from '../lib/ownership.ts'
 import { auditLog } from './audit.ts'
 import { closeHsmSigner, refreshHsmConfigurations, signWithHsm } from './hsm.ts'
 import { checkPolicyWrite } from './policies.ts'
@@ -19,7 +19,7 @@ const { SELECT } = cds.ql
 
 export class ChainASignService extends cds.ApplicationService {
   init() {
-    this.before('READ', '*', guardPaging)
+    this.before('READ', '*', ownExpands)
     this.before('READ', SigningRequests, () => expireStale())
     this.before('READ', HsmConfigurations, () => refreshHsmConfigurations())
     this.before(['CREATE', 'UPDATE'], SigningPolicies, checkPolicyWrite)
@@ -58,10 +58,10 @@ async function verifySignature(req: cds.Request) {
   return verificationAnswer(request, outcome)
 }
 
-/** Open requests (pending, signed, verified), oldest first; of one sender address when given. */
+/** The caller's open requests (everyone's for an operator: pending, signed, verified), oldest first; of one sender address when given. */
 async function pendingRequests(address?: string | null) {
   await expireStale()
-  const where: Record<string, unknown> = { status: { in: OPEN_STATES } }
+  const where: Record<string, unknown> = { status: { in: OPEN_STATES }, ...ownedBy() }
   if (address) where.senderAddress = parseAddress(address, chainA().networkName, 'address')
   return SELECT.from(SigningRequests).where(where).orderBy('createdAt', 'ID')
 }

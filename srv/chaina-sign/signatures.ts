@@ -47,9 +47,10 @@ export async function recordSignature(req: cds.Request, request: RequestRow, sig
     await handBackBuild(request.build_ID)
   }
   const actor = actorOf(req)
+  const owner = request.owner
   audit(
-    { kind: 'signed', signingRequestId: request.ID, actor, details: { answerKind: signed.answerKind, witnessCount: signed.vkeyWitnessCount, addedWitnesses: signed.addedWitnesses, ...extra.signerDetails } },
-    { kind: status, signingRequestId: request.ID, actor, details: { txHash: result.txHash, ...summaryOf(result) } },
+    { kind: 'signed', signingRequestId: request.ID, owner, actor, details: { answerKind: signed.answerKind, witnessCount: signed.vkeyWitnessCount, addedWitnesses: signed.addedWitnesses, ...extra.signerDetails } },
+    { kind: status, signingRequestId: request.ID, owner, actor, details: { txHash: result.txHash, ...summaryOf(result) } },
   )
   return { result, status }
 }

@@ -38,7 +38,7 @@ export async function submitVerified(req: cds.Request, p: SubmitParameters) {
   }
 
   const signedTxCbor = request.signedTxCbor!
-  afterRollback(req, error => recordRejection(error, request.ID, signedTxCbor, actorOf(req)))
+  afterRollback(req, error => recordRejection(error, request, signedTxCbor, actorOf(req)))
   const transactions = await cds.connect.to('ChainATransactionService')
   const submission: any = await transactions.send('SubmitSignedTransaction', { signedTxCbor, buildId: request.build_ID })
 
@@ -47,11 +47,11 @@ export async function submitVerified(req: cds.Request, p: SubmitParameters) {
     throw await refusedTransition(req, request.ID, 'only a verified request can be submitted')
   }
   await INSERT.into(VerifiedTransactions).entries({
-    txHash: submission.txHash, signingRequest_ID: request.ID, build_ID: request.build_ID, signerType: request.signerType,
+    txHash: submission.txHash, owner: request.owner, signingRequest_ID: request.ID, build_ID: request.build_ID, signerType: request.signerType,
     signerKeyHashes: JSON.stringify(JSON.parse(request.verification ?? '{}').signerKeyHashes ?? []),
     verifiedAt: request.verifiedAt, submittedAt, submission_ID: submission.ID,
   })
-  audit({ kind: 'submitted', signingRequestId: request.ID, actor: actorOf(req), details: { txHash: submission.txHash, submissionId: submission.ID } })
+  audit({ kind: 'submitted', signingRequestId: request.ID, owner: request.owner, actor: actorOf(req), details: { txHash: submission.txHash, submissionId: submission.ID } })
   return submission
 }
 
@@ -62,15 +62,16 @@ async function refuseByPolicy(req: cds.Request, request: RequestRow) {
   const violation = await policyViolation({ unsignedTxCbor: request.unsignedTxCbor, signerType: request.signerType, senderAddresses, expiresInSeconds })
   if (!violation) return
   afterRollback(req, async () => audit({
-    kind: 'policy-refused', signingRequestId: request.ID, actor: actorOf(req),
+    kind: 'policy-refused', signingRequestId: request.ID, owner: request.owner, actor: actorOf(req),
     details: { stage: 'submit', buildId: request.build_ID, signerType: request.signerType, policy: violation.policy, rule: violation.rule, message: violation.message },
   }))
   throw policyRefusal(violation)
 }
 
-/** After the rollback of a submission the ledger rejected: the request failed, with the ledger's reason. */
-async function recordRejection(error: unknown, id: string, signedTxCbor: string, actor: string) {
+/** After the rollback of a submission the ledger rejected: the request (found the caller's before) failed, with the ledger's reason. */
+async function recordRejection(error: unknown, request: RequestRow, signedTxCbor: string, actor: string) {
   if (!isApiError(error) || error.code !== 'TX_REJECTED') return
-  const failed = await transition(id, OPEN_STATES, 'failed', { signedTxCbor, failureCode: error.code, failureReason: error.message.slice(0, 2000) })
-  if (failed) audit({ kind: 'failed', signingRequestId: id, actor, details: { code: error.code, message: error.message } })
+  const { ID: id, owner } = request
+  const failed = await transition(id, OPEN_STATES, 'failed', { signedTxCbor, failureCode: error.code, failureReason: error.message.slice(0, 2000) }, { owner })
+  if (failed) audit({ kind: 'failed', signingRequestId: id, owner, actor, details: { code: error.code, message: error.message } })
 }

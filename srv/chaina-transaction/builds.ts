@@ -4,17 +4,23 @@ import { builderFor, type BuildResult, type OutputRef, type ScriptSpendRequest }
 import { describeAsset } from '../chains/chain-a/assets.ts'
 import { chainA } from '../chains/chain-a/index.ts'
 import type { AssetQuantity } from '../chains/chain-a/port.ts'
+import { spendLockSeconds } from '../chains/chain-a/config.ts'
 import { ApiError, notFound } from '../lib/errors.ts'
+import { ownedBy, ownerOf } from '../lib/ownership.ts'
 import { runWrite } from '../lib/plain-sql.ts'
 import { stringSetting, requiresBlock } from '../lib/settings.ts'
 import { chainContext, timeOfSlot } from './chain-context.ts'
 import { planBuild, type BuildKind, type BuildParameters, type PlannedBuild } from './requests.ts'
 
 /**
- * Builds: one row per unsigned transaction with what it spends, creates, mints and carries, and a
- * lock on every output it spends until it is settled, so no other pending build selects them.
- * Transitions are guarded UPDATEs: cancel only from built or signing, rebuild only a failed or
- * expired build, expiry once the validity interval has passed.
+ * Builds: one row per unsigned transaction with what it spends, creates, mints and carries, owned
+ * by the caller, and a lock on every output it spends so no other pending build of the same owner
+ * selects them. A lock lasts what signing needs (CHAIN_A_SPEND_LOCK_S, extended to a signing
+ * request's expiry, and to the build's validity once submitted), never beyond the build's validity;
+ * a pending build's locks never exclude anything from another owner's builds (a submitted one's do:
+ * the ledger accepted the spend). Transitions are guarded UPDATEs on the caller's own builds (all of
+ * them for an operator): cancel only from built or signing, rebuild only a failed or expired build;
+ * expiry, once the validity interval has passed, applies to everyone's.
  */
 
 const { SELECT, INSERT, UPDATE, DELETE } = cds.ql
@@ -24,14 +30,16 @@ const SELECTION_ATTEMPTS = 3
 
 export const defaultBuilder = () => stringSetting('CHAIN_A_BUILDER', requiresBlock('chain-a').builder, 'csl')
 
-export async function createBuild(kind: BuildKind, parameters: BuildParameters, builderName?: string | null, rebuiltFrom?: string): Promise<string> {
+/** Builds for the caller, or for the owner of the build it rebuilds. */
+export async function createBuild(kind: BuildKind, parameters: BuildParameters, builderName?: string | null, rebuiltFrom?: { ID: string; owner: string }): Promise<string> {
+  const owner = rebuiltFrom?.owner ?? ownerOf()
   const builder = builderFor(builderName || defaultBuilder())
   const context = await chainContext()
   const plan = planBuild(kind, parameters, context.network)
   await expireStaleBuilds()
   const scriptInputs = plan.scriptSpend ? [await scriptInput(plan.scriptSpend)] : undefined
   for (let attempt = 0; attempt < SELECTION_ATTEMPTS; attempt++) {
-    const [utxos, excludedUtxos] = await Promise.all([chainA().addressUtxos(plan.sender), lockedOutputs(plan.sender)])
+    const [utxos, excludedUtxos] = await Promise.all([chainA().addressUtxos(plan.sender), lockedOutputs(owner, plan.sender)])
     const result = await builder.build({
       utxos, changeAddress: plan.change, protocolParameters: context.protocolParameters, currentSlot: context.currentSlot,
       networkId: context.networkId, slotConfig: context.slotConfig, excludedUtxos, outputs: plan.outputs, mint: plan.mint,
@@ -39,65 +47,99 @@ export async function createBuild(kind: BuildKind, parameters: BuildParameters, 
     })
     const id = cds.utils.uuid()
     const expiresAt = result.validity.invalidHereafter === null ? null : timeOfSlot(context.slotConfig, result.validity.invalidHereafter).toISOString()
-    if (await lockSpentOutputs(id, result, plan.sender, expiresAt)) {
-      await record(id, kind, plan, parameters, result, context.network, expiresAt, rebuiltFrom)
+    if (await lockSpentOutputs(id, owner, result, plan.sender, lockedUntil(expiresAt))) {
+      await record(id, owner, kind, plan, parameters, result, context.network, expiresAt, rebuiltFrom?.ID)
       return id
     }
   }
-  throw new ApiError(409, 'UTXO_CONTENTION', `Other builds of ${plan.sender} keep taking the same outputs; try again`, { target: 'senderAddress' })
+  throw new ApiError(409, 'UTXO_CONTENTION', `Your other builds of ${plan.sender} keep taking the same outputs; try again`, { target: 'senderAddress' })
 }
 
-/** Cancels a build that is not yet submitted; its outputs are free again. */
+/** Cancels a build of the caller's that is not yet submitted; its outputs are free again. */
 export async function cancelBuild(id: string) {
-  const affected = await UPDATE.entity(TransactionBuilds).set({ status: 'cancelled', updatedAt: now() }).where({ ID: id, status: { in: PENDING_STATES } })
+  const affected = await UPDATE.entity(TransactionBuilds).set({ status: 'cancelled', updatedAt: now() }).where({ ID: id, status: { in: PENDING_STATES }, ...ownedBy() })
   if (affected !== 1) await refuseTransition(id, 'cancelled', 'only a build that is built or signing can be cancelled')
   await DELETE.from(SpendLocks).where({ build_ID: id })
 }
 
-/** Builds a failed or expired build again: new inputs, a new validity interval, a new build. */
+/** Builds a failed or expired build of the caller's again: new inputs, a new validity interval, a new build of the same owner. */
 export async function rebuild(id: string, builderName?: string | null): Promise<string> {
   await expireStaleBuilds()
-  const old: any = await SELECT.one.from(TransactionBuilds).columns('ID', 'status', 'kind', 'builder', 'requestJson').where({ ID: id })
+  const old: any = await SELECT.one.from(TransactionBuilds).columns('ID', 'owner', 'status', 'kind', 'builder', 'requestJson').where({ ID: id, ...ownedBy() })
   if (!old) throw notFound('BUILD_NOT_FOUND', `There is no build ${id}`, 'buildId')
   if (old.status !== 'failed' && old.status !== 'expired')
     throw new ApiError(409, 'INVALID_BUILD_STATE', `Build ${id} is ${old.status}; only a failed or expired build can be rebuilt`, { target: 'buildId' })
-  return createBuild(old.kind, JSON.parse(old.requestJson), builderName || old.builder, id)
+  return createBuild(old.kind, JSON.parse(old.requestJson), builderName || old.builder, { ID: old.ID, owner: old.owner })
 }
 
-/** Marks pending builds whose validity has passed as expired and frees their outputs. */
+/**
+ * Keeps the outputs a build spends locked until `until` (a signing request's expiry, or the build's
+ * validity once submitted), never beyond the build's validity. A lapsed lock is taken again unless
+ * another build of the same owner has taken the output meanwhile.
+ */
+export async function extendSpendLocks(build: { ID: string; owner: string; senderAddress?: string | null; expiresAt?: string | null }, until: string) {
+  const end = build.expiresAt ? new Date(Math.min(Date.parse(until), Date.parse(build.expiresAt))).toISOString() : until
+  const sql = 'INSERT INTO chainatx_SpendLocks (owner, txHash, outputIndex, build_ID, address, expiresAt) VALUES (?, ?, ?, ?, ?, ?) '
+    + 'ON CONFLICT (owner, txHash, outputIndex) DO UPDATE SET expiresAt = excluded.expiresAt WHERE chainatx_SpendLocks.build_ID = excluded.build_ID'
+  const inputs = await SELECT.from(BuildInputs).columns('txHash', 'outputIndex', 'address').where({ build_ID: build.ID })
+  for (const input of inputs) await runWrite(sql, [build.owner, input.txHash, input.outputIndex, build.ID, input.address ?? build.senderAddress ?? null, end])
+}
+
+/** Marks pending builds whose validity has passed as expired (whoever's they are) and frees their outputs; removes lapsed locks. */
 export async function expireStaleBuilds() {
   const moment = now()
   await UPDATE.entity(TransactionBuilds).set({ status: 'expired', updatedAt: moment }).where({ status: { in: PENDING_STATES }, expiresAt: { '<': moment } })
-  await DELETE.from(SpendLocks).where({ expiresAt: { '<': moment } })
+  await DELETE.from(SpendLocks).where`expiresAt < ${moment} or exists build[expiresAt < ${moment}]`
 }
 
-/** Settles a build: submitted (outputs stay locked until confirmed), confirmed or failed (freed). */
+/**
+ * Settles a build (the caller's was checked before, or the settlement follows the chain): submitted
+ * (its outputs stay locked until it is confirmed, at most until its validity ends), confirmed or
+ * failed (freed).
+ */
 export async function settleBuild(id: string, status: 'submitted' | 'confirmed' | 'failed', failureReason?: string) {
   const from = status === 'submitted' ? PENDING_STATES : status === 'confirmed' ? ['submitted', ...PENDING_STATES] : [...PENDING_STATES, 'submitted']
-  await UPDATE.entity(TransactionBuilds).set({ status, updatedAt: now(), ...(failureReason ? { failureReason: failureReason.slice(0, 2000) } : {}) }).where({ ID: id, status: { in: from } })
+  const affected = await UPDATE.entity(TransactionBuilds).set({ status, updatedAt: now(), ...(failureReason ? { failureReason: failureReason.slice(0, 2000) } : {}) }).where({ ID: id, status: { in: from } })
   if (status !== 'submitted') await DELETE.from(SpendLocks).where({ build_ID: id })
+  else if (affected === 1) {
+    const build: any = await SELECT.one.from(TransactionBuilds).columns('ID', 'owner', 'senderAddress', 'expiresAt').where({ ID: id })
+    await extendSpendLocks(build, build.expiresAt ?? lockedUntil(null))
+  }
 }
 
+/** Why a transition of the caller's build did not apply: 404 for no such build of the caller's (another owner's too), 409 for its state. */
 export async function refuseTransition(id: string, to: string, rule: string): Promise<never> {
-  const build = await SELECT.one.from(TransactionBuilds).columns('status').where({ ID: id })
+  const build = await SELECT.one.from(TransactionBuilds).columns('status').where({ ID: id, ...ownedBy() })
   if (!build) throw notFound('BUILD_NOT_FOUND', `There is no build ${id}`, 'buildId')
   throw new ApiError(409, 'INVALID_BUILD_STATE', `Build ${id} is ${build.status} and cannot become ${to}: ${rule}`, { target: 'buildId' })
 }
 
-async function lockedOutputs(address: string): Promise<OutputRef[]> {
-  const locks = await SELECT.from(SpendLocks).columns('txHash', 'outputIndex').where({ address, expiresAt: { '>': now() } })
+/**
+ * The outputs of an address a new build of the owner must not select: those the owner's pending
+ * builds hold, and those a submitted build spends (already spent in the mempool, for everyone; only
+ * a transaction the ledger accepted gets there). Other owners' pending builds do not count.
+ */
+async function lockedOutputs(owner: string, address: string): Promise<OutputRef[]> {
+  const locks = await SELECT.from(SpendLocks).columns('txHash', 'outputIndex')
+    .where`address = ${address} and expiresAt > ${now()} and (owner = ${owner} or build.status = 'submitted')`
   return locks.map((lock: any) => ({ txHash: lock.txHash, outputIndex: lock.outputIndex }))
 }
 
+/** When a new build's locks lapse: after CHAIN_A_SPEND_LOCK_S, or with the build's validity if that ends first. */
+function lockedUntil(validUntil: string | null): string {
+  const lapse = Date.now() + spendLockSeconds() * 1000
+  return new Date(validUntil ? Math.min(lapse, Date.parse(validUntil)) : lapse).toISOString()
+}
+
 /**
- * Locks every output the build spends (inputs and collateral). An output another build locked
- * meanwhile makes this answer false (and take back its own locks) instead of failing the request.
+ * Locks every output the build spends (inputs and collateral) for its owner. An output another
+ * build of the same owner locked meanwhile makes this answer false (and take back its own locks)
+ * instead of failing the request.
  */
-async function lockSpentOutputs(buildId: string, result: BuildResult, sender: string, expiresAt: string | null): Promise<boolean> {
-  const sql = 'INSERT INTO chainatx_SpendLocks (txHash, outputIndex, build_ID, address, expiresAt) VALUES (?, ?, ?, ?, ?) ON CONFLICT (txHash, outputIndex) DO NOTHING'
-  const until = expiresAt ?? new Date(Date.now() + 2 * 3600_000).toISOString()
+async function lockSpentOutputs(buildId: string, owner: string, result: BuildResult, sender: string, until: string): Promise<boolean> {
+  const sql = 'INSERT INTO chainatx_SpendLocks (owner, txHash, outputIndex, build_ID, address, expiresAt) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner, txHash, outputIndex) DO NOTHING'
   for (const input of [...result.inputs, ...result.collateral]) {
-    if ((await runWrite(sql, [input.txHash, input.outputIndex, buildId, input.address ?? sender, until])) !== 1) {
+    if ((await runWrite(sql, [owner, input.txHash, input.outputIndex, buildId, input.address ?? sender, until])) !== 1) {
       await DELETE.from(SpendLocks).where({ build_ID: buildId })
       return false
     }
@@ -115,10 +157,10 @@ async function scriptInput(spend: NonNullable<PlannedBuild['scriptSpend']>): Pro
   return { utxo, validator: spend.validator, redeemerJson: spend.redeemerJson, datumJson: spend.datumJson }
 }
 
-async function record(id: string, kind: BuildKind, plan: PlannedBuild, parameters: BuildParameters, result: BuildResult, network: string, expiresAt: string | null, rebuiltFrom?: string) {
+async function record(id: string, owner: string, kind: BuildKind, plan: PlannedBuild, parameters: BuildParameters, result: BuildResult, network: string, expiresAt: string | null, rebuiltFrom?: string) {
   const moment = now()
   await INSERT.into(TransactionBuilds).entries({
-    ID: id, status: 'built', kind, builder: result.builder, network, senderAddress: plan.sender, recipientAddress: plan.recipient,
+    ID: id, owner, status: 'built', kind, builder: result.builder, network, senderAddress: plan.sender, recipientAddress: plan.recipient,
     changeAddress: plan.change, lovelaceAmount: plan.lovelaceAmount, txHash: result.txBodyHash, unsignedTxCbor: result.unsignedTxCbor,
     fee: result.fee, size: result.size, invalidBefore: result.validity.invalidBefore, invalidHereafter: result.validity.invalidHereafter,
     expiresAt, requiredSigners: JSON.stringify(result.requiredSigners), requestJson: JSON.stringify(parameters), rebuiltFrom: rebuiltFrom ?? null,

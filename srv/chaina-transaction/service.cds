@@ -1,4 +1,5 @@
 using { chainatx as db } from '../../db/chain-a-tx';
+using { common } from '../../db/common';
 
 /**
  * Chain-A transactions: unsigned builds (ADA, multi-asset, native-token mint and burn, metadata,
@@ -53,17 +54,17 @@ service ChainATransactionService {
     message   : String(300);
   }
 
-  action BuildSimpleAdaTransaction(senderAddress : String, recipientAddress : String, lovelaceAmount : String, changeAddress : String, datumJson : LargeString, builder : String) returns TransactionBuilds;
-  action BuildMultiAssetTransaction(senderAddress : String, recipientAddress : String, lovelaceAmount : String, assetsJson : LargeString, changeAddress : String, builder : String) returns TransactionBuilds;
-  action BuildTokenMintTransaction(senderAddress : String, recipientAddress : String, mintActionsJson : LargeString, mintingPolicyScript : LargeString, metadataJson : LargeString, lovelaceAmount : String, changeAddress : String, builder : String) returns TransactionBuilds;
-  action BuildMetadataTransaction(senderAddress : String, metadataJson : LargeString, message : LargeString, recipientAddress : String, lovelaceAmount : String, changeAddress : String, builder : String) returns TransactionBuilds;
-  action BuildPlutusSpendTransaction(senderAddress : String, validatorScript : LargeString, scriptTxHash : String, scriptOutputIndex : Integer, redeemerJson : LargeString, datumJson : LargeString, recipientAddress : String, lovelaceAmount : String, changeAddress : String, builder : String) returns TransactionBuilds;
+  action BuildSimpleAdaTransaction(senderAddress : String, recipientAddress : String, lovelaceAmount : String, changeAddress : String, datumJson : common.JsonText, builder : String) returns TransactionBuilds;
+  action BuildMultiAssetTransaction(senderAddress : String, recipientAddress : String, lovelaceAmount : String, assetsJson : common.JsonText, changeAddress : String, builder : String) returns TransactionBuilds;
+  action BuildTokenMintTransaction(senderAddress : String, recipientAddress : String, mintActionsJson : common.JsonText, mintingPolicyScript : common.JsonText, metadataJson : common.JsonText, lovelaceAmount : String, changeAddress : String, builder : String) returns TransactionBuilds;
+  action BuildMetadataTransaction(senderAddress : String, metadataJson : common.JsonText, message : LargeString, recipientAddress : String, lovelaceAmount : String, changeAddress : String, builder : String) returns TransactionBuilds;
+  action BuildPlutusSpendTransaction(senderAddress : String, validatorScript : LargeString, scriptTxHash : String, scriptOutputIndex : Integer, redeemerJson : common.JsonText, datumJson : common.JsonText, recipientAddress : String, lovelaceAmount : String, changeAddress : String, builder : String) returns TransactionBuilds;
   action SubmitSignedTransaction(signedTxCbor : LargeString, buildId : UUID) returns TransactionSubmissions;
-  action GetBuildStatus(buildId : UUID) returns TransactionBuilds;
+  action GetBuildStatus(buildId : UUID @mandatory) returns TransactionBuilds;
   action GetTransactionStatus(txHash : String) returns TransactionStatus;
-  action CancelBuild(buildId : UUID) returns TransactionBuilds;
-  action RebuildTransaction(buildId : UUID, builder : String) returns TransactionBuilds;
-  action EstimateFee(senderAddress : String, recipientAddress : String, lovelaceAmount : String, assetsJson : LargeString, metadataJson : LargeString, builder : String) returns FeeEstimate;
+  action CancelBuild(buildId : UUID @mandatory) returns TransactionBuilds;
+  action RebuildTransaction(buildId : UUID @mandatory, builder : String) returns TransactionBuilds;
+  action EstimateFee(senderAddress : String, recipientAddress : String, lovelaceAmount : String, assetsJson : common.JsonText, metadataJson : common.JsonText, builder : String) returns FeeEstimate;
   action ValidateAddresses(addresses : many String) returns many AddressValidation;
 
   /** A signed transaction was accepted by the ledger: what it spent and whose balances it changes. */

@@ -8,7 +8,7 @@ import { builderFor } from '../chains/chain-a/builders/index.ts'
 import { chainA } from '../chains/chain-a/index.ts'
 import { describeAddress, networkIdOf } from '../chains/chain-a/identifiers.ts'
 import { notFound } from '../lib/errors.ts'
-import { guardPaging } from '../lib/paging.ts'
+import { ownExpands, ownedBy } from '../lib/ownership.ts'
 import { cancelBuild, createBuild, defaultBuilder, expireStaleBuilds, rebuild } from './builds.ts'
 import { chainContext, forgetBuildsOfAnotherChain } from './chain-context.ts'
 import { planBuild, type BuildKind } from './requests.ts'
@@ -19,7 +19,7 @@ const { SELECT } = cds.ql
 
 export class ChainATransactionService extends cds.ApplicationService {
   init() {
-    this.before('READ', '*', guardPaging)
+    this.before('READ', '*', ownExpands)
     this.before('READ', TransactionBuilds, () => expireStaleBuilds())
     this.serveBuilds()
     this.serveLifecycle()
@@ -80,8 +80,9 @@ export class ChainATransactionService extends cds.ApplicationService {
 }
 
 
+/** A build of the caller's (any for an operator); another owner's answers 404 like one that does not exist. */
 async function buildRow(id: string) {
-  const row = await SELECT.one.from(TransactionBuilds).where({ ID: id })
+  const row = await SELECT.one.from(TransactionBuilds).where({ ID: id, ...ownedBy() })
   if (!row) throw notFound('BUILD_NOT_FOUND', `There is no build ${id}`, 'buildId')
   return row
 }

@@ -4,13 +4,16 @@ import { chainA } from '../chains/chain-a/index.ts'
 import { networkIdOf, parseTxHash } from '../chains/chain-a/identifiers.ts'
 import { bodyHashOf, listOf, parseTransaction } from '../chains/chain-a/signing/witnesses.ts'
 import { ApiError, badInput, isApiError, notFound } from '../lib/errors.ts'
+import { ownedBy, ownerOf } from '../lib/ownership.ts'
 import { PENDING_STATES, expireStaleBuilds, settleBuild } from './builds.ts'
 
 /**
- * Submission of signed transactions and their status up to confirmation. Each transaction is
- * submitted once (a second submission answers 409). When the ledger rejects it, the rejection is
- * recorded (submission failed, build failed with the ledger's reason) after the request's own
- * changes are rolled back, and the caller gets 400 TX_REJECTED with that reason.
+ * Submission of signed transactions and their status up to confirmation. Each owner submits a
+ * transaction once (a second submission answers 409); a submission belongs to the owner of its
+ * build (the caller when there is none), and one owner's submissions never block or change
+ * another's. When the ledger rejects it, the rejection is recorded (submission failed, build failed
+ * with the ledger's reason) after the request's own changes are rolled back, and the caller gets
+ * 400 TX_REJECTED with that reason.
  */
 
 const { SELECT, INSERT, UPDATE, UPSERT } = cds.ql
@@ -25,14 +28,17 @@ interface SignedTransaction {
 export async function submitSigned(srv: cds.Service, req: cds.Request, signedTxCbor: unknown, buildId?: string | null) {
   const signed = readSigned(signedTxCbor)
   await expireStaleBuilds()
-  const build = buildId ? await pendingBuild(buildId, signed.txHash) : await SELECT.one.from(TransactionBuilds).columns('ID', 'status').where({ txHash: signed.txHash })
-  const earlier = await refuseSecondSubmission(signed.txHash)
+  const build = buildId
+    ? await pendingBuild(buildId, signed.txHash)
+    : await SELECT.one.from(TransactionBuilds).columns('ID', 'owner', 'status').where({ txHash: signed.txHash, ...ownedBy() })
+  const owner: string = build?.owner ?? ownerOf()
+  const earlier = await refuseSecondSubmission(owner, signed.txHash)
 
   const submissionId = earlier?.ID ?? cds.utils.uuid()
   const submittedAt = new Date().toISOString()
-  ;(req as any).on('failed', (error: unknown) => recordRejection(error, submissionId, signed, build?.ID, signedTxCbor as string))
+  ;(req as any).on('failed', (error: unknown) => recordRejection(error, submissionId, owner, signed, build?.ID, signedTxCbor as string))
   await UPSERT.into(TransactionSubmissions).entries({
-    ID: submissionId, build_ID: build?.ID ?? null, txHash: signed.txHash, status: 'pending', signedTxCbor: signedTxCbor as string, submittedAt,
+    ID: submissionId, owner, build_ID: build?.ID ?? null, txHash: signed.txHash, status: 'pending', signedTxCbor: signedTxCbor as string, submittedAt,
     errorCode: null, errorMessage: null,
   })
   await chainA().submit(signed.bytes)
@@ -55,10 +61,13 @@ export interface TransactionStatus {
   errorMessage: string | null
 }
 
-/** Where a transaction stands: on chain (with confirmations), submitted, failed, or unknown (404). */
+/**
+ * Where a transaction stands: on chain (with confirmations), or as the caller submitted it here
+ * (another owner's submission does not count), or unknown (404).
+ */
 export async function transactionStatus(srv: cds.Service, txHashParameter: unknown): Promise<TransactionStatus> {
   const txHash = parseTxHash(txHashParameter, 'txHash')
-  const submission: any = await SELECT.one.from(TransactionSubmissions).where({ txHash })
+  const submission: any = await SELECT.one.from(TransactionSubmissions).where({ txHash, ...ownedBy() })
   const [onChain, tip] = await Promise.all([chainA().transaction(txHash), chainA().tip()])
   const status: TransactionStatus = {
     txHash, status: submission?.status ?? 'unknown', confirmations: 0, blockHeight: null, blockHash: null, blockTime: null,
@@ -105,8 +114,9 @@ function readSigned(signedTxCbor: unknown): SignedTransaction {
   }
 }
 
+/** The caller's build (any for an operator) that the signed transaction is, still waiting to be submitted. */
 async function pendingBuild(buildId: string, txHash: string) {
-  const build: any = await SELECT.one.from(TransactionBuilds).columns('ID', 'status', 'txHash').where({ ID: buildId })
+  const build: any = await SELECT.one.from(TransactionBuilds).columns('ID', 'owner', 'status', 'txHash').where({ ID: buildId, ...ownedBy() })
   if (!build) throw notFound('BUILD_NOT_FOUND', `There is no build ${buildId}`, 'buildId')
   if (build.txHash !== txHash) throw badInput('BODY_HASH_MISMATCH', `The signed transaction ${txHash} is not build ${buildId} (${build.txHash}): its body was changed`, 'signedTxCbor')
   if (build.status === 'submitted' || build.status === 'confirmed') throw new ApiError(409, 'TX_ALREADY_SUBMITTED', `Build ${buildId} was already submitted as ${txHash}`, { target: 'buildId' })
@@ -114,20 +124,20 @@ async function pendingBuild(buildId: string, txHash: string) {
   return build
 }
 
-/** Refuses a transaction submitted before; answers an earlier failed submission, which is tried again. */
-async function refuseSecondSubmission(txHash: string): Promise<{ ID: string } | undefined> {
-  const earlier: any = await SELECT.one.from(TransactionSubmissions).columns('ID', 'status').where({ txHash })
+/** Refuses a transaction the owner submitted before; answers the owner's earlier failed submission, which is tried again. */
+async function refuseSecondSubmission(owner: string, txHash: string): Promise<{ ID: string } | undefined> {
+  const earlier: any = await SELECT.one.from(TransactionSubmissions).columns('ID', 'status').where({ owner, txHash })
   if (earlier && earlier.status !== 'failed') throw new ApiError(409, 'TX_ALREADY_SUBMITTED', `Transaction ${txHash} was already submitted (${earlier.status})`, { target: 'signedTxCbor' })
   return earlier ?? undefined
 }
 
 /** After the rollback of a rejected submission: remember the ledger's reason for the submission and the build. */
-async function recordRejection(error: unknown, submissionId: string, signed: SignedTransaction, buildId: string | undefined, signedTxCbor: string) {
+async function recordRejection(error: unknown, submissionId: string, owner: string, signed: SignedTransaction, buildId: string | undefined, signedTxCbor: string) {
   if (!isApiError(error) || error.code !== 'TX_REJECTED') return
   try {
     await cds.tx(async () => {
       await UPSERT.into(TransactionSubmissions).entries({
-        ID: submissionId, build_ID: buildId ?? null, txHash: signed.txHash, status: 'failed', signedTxCbor,
+        ID: submissionId, owner, build_ID: buildId ?? null, txHash: signed.txHash, status: 'failed', signedTxCbor,
         errorCode: error.code, errorMessage: error.message.slice(0, 2000), submittedAt: new Date().toISOString(),
       })
       if (buildId) await settleBuild(buildId, 'failed', error.message)

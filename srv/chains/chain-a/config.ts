@@ -53,6 +53,17 @@ export function chainAConfig(): ChainAConfig {
 }
 
 
+/**
+ * How long a build locks the outputs it spends against the same owner's other builds (seconds,
+ * default 900): long enough to sign, never beyond the build's validity. A signing request extends
+ * the locks to its own expiry; a submission to the build's validity.
+ */
+export function spendLockSeconds(): number {
+  const seconds = numberSetting('CHAIN_A_SPEND_LOCK_S', requiresBlock('chain-a').spendLockSeconds, 900)
+  if (seconds <= 0) throw new Error(`Setting CHAIN_A_SPEND_LOCK_S must be a positive number of seconds, got '${seconds}'`)
+  return seconds
+}
+
 export interface DevnetConfig {
   seed: string
   /** Milliseconds between blocks; 0 means blocks are produced only on request (tests). */
