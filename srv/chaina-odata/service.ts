@@ -12,7 +12,6 @@ import {
   parseAddress, parseAssetUnit, parseDrepId, parseOutputIndex, parsePoolId, parseStakeAddress, parseTxHash,
 } from '../chains/chain-a/identifiers.ts'
 import { notFound } from '../lib/errors.ts'
-import { guardPaging } from '../lib/paging.ts'
 import { ChainAIndex, HISTORY_LIMIT } from './indexer.ts'
 import { indexForRead, localName } from './read-index.ts'
 
@@ -39,7 +38,6 @@ const NOT_FOUND_CODES: Record<string, string> = {
 export class ChainAReadService extends cds.ApplicationService {
   init() {
     const index = chainAIndex()
-    this.before('READ', '*', guardPaging)
     this.before('READ', '*', req => indexForRead(index, req.query, req.target!.name))
     this.on('READ', '*', answerNotFoundByName)
     this.serveTransactionActions(index)

@@ -21,14 +21,21 @@ export function stableErrorCodes(error: any, req: any, res: any, next: (error: u
   if (database === 'value') return next(new ApiError(400, 'INVALID_VALUE', 'A value is out of range or of a kind the database cannot store'))
   if (status === 501) return next(unsupported(String(error.message ?? '')))
   if (status >= 500 && !(error instanceof ApiError) && !isStableCode(error.code)) return next(unexpected(error, req))
-  if (isBodyNotAnObject(error)) return next(new ApiError(400, 'INVALID_BODY', 'The body must be a JSON object of the operation\'s parameters'))
+  if (isBodyNotAnObject(error, req)) return next(new ApiError(400, 'INVALID_BODY', 'The body must be a JSON object of the operation\'s parameters'))
   if (error.code === 'ASSERT_MANDATORY') error.code = 'MISSING_PARAMETER'
   else if (!isStableCode(error.code)) error.code = codeFor(status, String(error.message ?? ''), req)
   next(error)
 }
 
-/** CAP's own check of an operation body that is a JSON string or number (the input guard sees objects, arrays and null). */
-const isBodyNotAnObject = (error: any) => error.code === 'ASSERT_DATA_TYPE' && !error.target && / is not a valid undefined$/.test(String(error.message))
+/**
+ * CAP checks an operation's body (types, mandatory parameters) before the input guard sees it; when
+ * the body was not a JSON object at all, that is what the caller is told.
+ */
+function isBodyNotAnObject(error: any, req: any): boolean {
+  if (Number(error.status) !== 400 || !/^(ASSERT_|MULTIPLE_ERRORS)/.test(String(error.code))) return false
+  const body = req?.body
+  return body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))
+}
 
 /** CAP's own 401 (no user where one is required) as JSON with a code; mocked users are asked to log in. */
 function unauthenticated(req: any, res: any) {

@@ -8,9 +8,10 @@ import { guardPaging } from './paging.ts'
  * own. CAP then checks the declared parameter types and refuses unknown parameters.
  *
  * - READ: `$top`/`$skip` within bounds, also inside `$expand`.
- * - Operations: the body is a JSON object; UUID parameters are UUIDs; whole-number parameters are
+ * - Operations: the body is a JSON object.
+ * - Operations and entity writes (where a service allows them): UUIDs are UUIDs; whole numbers are
  *   whole numbers; no string carries a NUL character (PostgreSQL cannot store one); JSON carried
- *   in a string parameter (a type annotated `@json`) is nested at most MAX_JSON_DEPTH levels.
+ *   in a string (a type annotated `@json`) is nested at most MAX_JSON_DEPTH levels.
  */
 
 export const MAX_JSON_DEPTH = 32
@@ -19,6 +20,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const { UUID: UUIDType, Integer, Int16, Int32, Int64, UInt8 } = (cds as any).builtin.classes
 const WHOLE_NUMBER_TYPES = [Integer, Int16, Int32, Int64, UInt8]
 
+/** Puts the guard in front of every handler of every application service, CAP's own included. */
 export function guardInputs(services: Iterable<cds.Service>) {
   for (const srv of services) {
     if (!(srv instanceof cds.ApplicationService)) continue
@@ -26,8 +28,11 @@ export function guardInputs(services: Iterable<cds.Service>) {
   }
 }
 
+const WRITES = new Set(['CREATE', 'UPDATE', 'UPSERT'])
+
 function checkInput(srv: cds.Service, req: cds.Request) {
   if (req.event === 'READ') return guardPaging(req)
+  if (WRITES.has(req.event) && req.target) return checkValues((req.target as any).elements ?? {}, req.data)
   const operation = (srv as any).actions?.[req.event] ?? (req.target as any)?.actions?.[req.event]
   if (operation) checkOperation(operation, req)
 }
@@ -37,11 +42,17 @@ function checkOperation(operation: any, req: cds.Request) {
   if (!isPlainObject(data)) {
     throw badInput('INVALID_BODY', `The body of ${operation.name.split('.').pop()} must be a JSON object of its parameters, got ${describe(data)}`)
   }
-  for (const [name, param] of Object.entries<any>(operation.params ?? {})) {
-    const value = (data as Record<string, unknown>)[name]
-    if (value === undefined || value === null) continue
-    if (Array.isArray(value) && param.items) value.forEach((item, index) => checkValue(param.items, item, `${name}[${index}]`))
-    else checkValue(param, value, name)
+  checkValues(operation.params ?? {}, data)
+}
+
+/** Checks the given values of declared parameters or elements; undeclared ones are CAP's to refuse. */
+function checkValues(declared: Record<string, any>, data: unknown) {
+  if (!isPlainObject(data)) return
+  for (const [name, value] of Object.entries(data as Record<string, unknown>)) {
+    const type = declared[name]
+    if (!type || value === undefined || value === null) continue
+    if (Array.isArray(value) && type.items) value.forEach((item, index) => checkValue(type.items, item, `${name}[${index}]`))
+    else checkValue(type, value, name)
   }
 }
 

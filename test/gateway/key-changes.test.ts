@@ -60,7 +60,7 @@ test('a grant revoked elsewhere stops the key reaching that product at once', as
 
 test('a key whose rotation from its own route raced another rotation is refused, not rotated twice', async () => {
   const { key } = await cachedKey()
-  const answers = await Promise.all([POST('/me/rotate', {}, bearer(key)), POST('/me/rotate', {}, bearer(key))])
+  const answers: { status: number; data: any }[] = await Promise.all([POST('/me/rotate', {}, bearer(key)), POST('/me/rotate', {}, bearer(key))])
   const statuses = answers.map(answer => answer.status).sort()
   expect(statuses).toEqual([200, 401])
   const winner = answers.find(answer => answer.status === 200)!.data.key

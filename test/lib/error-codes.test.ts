@@ -49,5 +49,13 @@ test('what the OData adapter does not implement is the caller\'s request: 406 fo
 
 test('CAP\'s missing-parameter check answers MISSING_PARAMETER; a body that is not an object INVALID_BODY', () => {
   expect(classify({ status: 400, code: 'ASSERT_MANDATORY', message: 'Provide the missing value.', target: 'buildId' }).code).toBe('MISSING_PARAMETER')
-  expect(classify({ status: 400, code: 'ASSERT_DATA_TYPE', message: 'Value x is not a valid undefined', target: '' }).code).toBe('INVALID_BODY')
+  const withBody = (body: unknown, error: any) => {
+    let passed: any
+    stableErrorCodes(error, { originalUrl: '/odata/v4/x/Action', body }, undefined, (e: unknown) => (passed = e))
+    return passed.code
+  }
+  expect(withBody('x', { status: 400, code: 'ASSERT_DATA_TYPE', message: 'Value x is not a valid undefined', target: '' })).toBe('INVALID_BODY')
+  expect(withBody(null, { status: 400, code: 'ASSERT_MANDATORY', message: 'Provide the missing value.', target: 'buildId' })).toBe('INVALID_BODY')
+  expect(withBody([], { status: 400, code: 'MULTIPLE_ERRORS', message: 'Multiple errors occurred' })).toBe('INVALID_BODY')
+  expect(withBody({}, { status: 400, code: 'ASSERT_MANDATORY', message: 'Provide the missing value.', target: 'buildId' })).toBe('MISSING_PARAMETER')
 })
