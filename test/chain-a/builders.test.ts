@@ -314,3 +314,25 @@ describe('both builders on the same request', () => {
     }
   })
 })
+
+describe('CBOR nested beyond what CSL parses safely never reaches it', () => {
+  const deepList = (depth: number) => '81'.repeat(depth) + '00'
+
+  it.each<BuilderName>(['csl', 'buildooor'])('%s: a UTxO with a deeply nested inline datum is never selected, and later builds still work', async name => {
+    const sender = devnet.walletKeys('wallet-1')
+    const request = await context(sender)
+    const [richest] = [...request.utxos].sort((a, b) => Number(BigInt(b.lovelace) - BigInt(a.lovelace)))
+    const poisoned: ChainUtxo = { ...richest, txHash: 'ee'.repeat(32), outputIndex: 0, lovelace: String(BigInt(richest.lovelace) * 2n), inlineDatum: deepList(6000) }
+    const result = await builderFor(name).build({ ...request, utxos: [poisoned, ...request.utxos], outputs: [{ address: devnet.walletKeys('wallet-2').address, lovelace: String(2n * ADA) }] })
+    expect(result.inputs.map(input => input.txHash)).not.toContain(poisoned.txHash)
+    expect(CSL.BigNum.from_str('1').to_str()).toBe('1')
+  })
+
+  it('a minting policy in CBOR nested too deeply is INVALID_NATIVE_SCRIPT, and CSL keeps working', async () => {
+    const sender = devnet.walletKeys('wallet-1')
+    const request = await context(sender)
+    const policy = '8201' + deepList(6000)
+    await expectApiError(builderFor('csl').build({ ...request, mint: [{ policy, assets: [{ assetName: hex('Deep'), quantity: '1' }] }] }), 'INVALID_NATIVE_SCRIPT', /nested too deeply/)
+    expect(CSL.BigNum.from_str('2').to_str()).toBe('2')
+  })
+})

@@ -3,6 +3,7 @@ import { badInput } from '../../../lib/errors.ts'
 import { parseCostModels, plutusScriptBytes, type CostModels, type ExUnits, type SlotConfig } from '../plutus.ts'
 import type { ChainProtocolParameters, ChainUtxo } from '../port.ts'
 import type { BuildRequest, MintRequest, PaymentRequest, ScriptSpendRequest } from './index.ts'
+import { isShallowCbor } from '../signing/cbor.ts'
 import { refOf, valueOfUtxo, type Value } from './value.ts'
 
 /**
@@ -86,7 +87,7 @@ export function planOf(request: BuildRequest): Plan {
   const scriptInputs = (request.scriptInputs ?? []).map((input, i) => parseScriptInput(input, networkId, `scriptInputs/${i}`))
   const excluded = new Set((request.excludedUtxos ?? []).map(refOf))
   const spentByScripts = new Set(scriptInputs.map(input => refOf(input.utxo)))
-  const spendable = request.utxos.filter(utxo => isKeyLocked(utxo.address) && !utxo.referenceScriptHash && !spentByScripts.has(refOf(utxo)))
+  const spendable = request.utxos.filter(utxo => isKeyLocked(utxo.address) && !utxo.referenceScriptHash && !spentByScripts.has(refOf(utxo)) && hasShallowDatum(utxo))
   return {
     params: parametersOf(request.protocolParameters),
     networkId,
@@ -196,6 +197,12 @@ export function parsePlutusData(json: unknown, target: string): string {
   }
 }
 
+/**
+ * Anyone can send an output with any inline datum to any address. One nested beyond what CSL parses
+ * safely is never selected: it would exhaust CSL's stack and break it for every later build.
+ */
+const hasShallowDatum = (utxo: ChainUtxo) => !utxo.inlineDatum || isShallowCbor(utxo.inlineDatum)
+
 const datumHashOf = (cbor: string) => CSL.hash_plutus_data(CSL.PlutusData.from_hex(cbor)).to_hex()
 
 /** A Plutus V3 validator from its CBOR hex (one or two byte-string wrappers). */
@@ -222,6 +229,7 @@ function parseScriptInput(input: ScriptSpendRequest, networkId: number, target: 
     // Conway charges for reference scripts in spent inputs too, by size, which the UTxO does not tell.
     throw badInput('INVALID_SCRIPT', `${refOf(utxo)} carries a reference script; the builders do not spend such outputs`, `${target}/utxo`)
   }
+  if (!hasShallowDatum(utxo)) throw badInput('INVALID_PLUTUS_DATA', `The inline datum of ${refOf(utxo)} is nested too deeply to evaluate`, `${target}/utxo`)
   const { script, hash } = parseValidator(input.validator, `${target}/validator`)
   const locking = decodeAddress(utxo.address)!.payment_cred()?.to_scripthash()?.to_hex()
   if (locking !== hash) {
@@ -246,7 +254,10 @@ function parseScriptInput(input: ScriptSpendRequest, networkId: number, target: 
 export function parseNativeScript(policy: unknown, target: string): CSL.NativeScript {
   const text = typeof policy === 'string' ? policy.trim() : ''
   try {
-    if (/^([0-9a-fA-F]{2})+$/.test(text)) return CSL.NativeScript.from_hex(text)
+    if (/^([0-9a-fA-F]{2})+$/.test(text)) {
+      if (!isShallowCbor(text)) throw new Error('not one well-formed CBOR item, or nested too deeply')
+      return CSL.NativeScript.from_hex(text)
+    }
     return nativeScriptOf(JSON.parse(text), 'policy')
   } catch (error) {
     throw badInput('INVALID_NATIVE_SCRIPT', `Not a native script (cardano-cli JSON or CBOR hex): ${reason(error)}`, target)

@@ -8,6 +8,11 @@ import { ApiError } from '../../../lib/errors.ts'
 export const MAJOR_ARRAY = 4
 export const MAJOR_MAP = 5
 
+/**
+ * Deeper nesting is refused before CSL or the Plutus evaluator see the bytes: both run in
+ * WebAssembly with a fixed stack, and a few thousand nested items exhaust it and leave the module
+ * unusable for every later call in the process.
+ */
 const MAX_DEPTH = 256
 
 export const malformedCbor = (message: string, target?: string) => new ApiError(400, 'MALFORMED_CBOR', message, { target })
@@ -28,6 +33,16 @@ export function topLevelMajorType(bytes: Uint8Array, target: string): number {
     throw malformedCbor(`${target} is not well-formed CBOR (${(error as Error).message})`, target)
   }
   return bytes[0] >> 5
+}
+
+/** Whether a hex string is exactly one well-formed CBOR item nested at most MAX_DEPTH levels. */
+export function isShallowCbor(hex: string): boolean {
+  try {
+    topLevelMajorType(hexBytes(hex, 'cbor'), 'cbor')
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** Reads the head of an item: its major type, its argument (length or value) and where its content starts. */
