@@ -1,5 +1,6 @@
 import cds from '@sap/cds'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { LRUCache } from 'lru-cache'
 import { Prices } from '#cds-models/gateway'
 import type { GatewayConfig } from './config.ts'
 import { normaliseTarget } from './paths.ts'
@@ -10,9 +11,9 @@ import * as ledger from './ledger.ts'
 import { FailureWindow, KeyRateLimit } from './rate-limits.ts'
 import { holdResponse } from './response-hold.ts'
 import { keyPrincipal, PUBLIC_PRINCIPAL, type GrantRecord } from './principals.ts'
-import { requestIdOf } from '../lib/http-safety.ts'
-import { LRUCache } from 'lru-cache'
 import { GatewayRoutes } from './me.ts'
+import { reply } from './reply.ts'
+import { requestIdOf } from '../lib/http-safety.ts'
 
 /**
  * The hosted gateway, in front of every route: normalise the path once; classify it; refuse what is
@@ -241,12 +242,4 @@ function boundedRoute(method: string | undefined, path: string): string {
 function setUnits(res: ServerResponse, charged: number, left: number) {
   res.setHeader('x-access-units-charged', charged)
   res.setHeader('x-access-units-left', left)
-}
-
-export function reply(res: ServerResponse, status: number, code: string, message: string, extra: object = {}, headers: Record<string, string | number> = {}) {
-  res.statusCode = status
-  res.setHeader('content-type', 'application/json')
-  if (!res.hasHeader('x-access-units-charged')) res.setHeader('x-access-units-charged', 0)
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
-  res.end(JSON.stringify({ error: { code, message, ...extra } }))
 }

@@ -3,7 +3,8 @@ import type { ServerResponse } from 'node:http'
 import { ApiKeys, LedgerEntries, Prices } from '#cds-models/gateway'
 import { revokeKey, rotateKey } from './accounts.ts'
 import { mcpClientConfiguration } from './client-config.ts'
-import { reply, type Gateway, type Request } from './gateway.ts'
+import type { Gateway, Request } from './gateway.ts'
+import { reply } from './reply.ts'
 import type { GatewayHandler } from './routes.ts'
 
 /**
