@@ -3,26 +3,54 @@ import { spawn } from 'node:child_process'
 /** A server started as its own process (with its children), answering once it listens. */
 export interface RunningServer {
   url: string
-  stop(): void
+  /** Signals the process group, children included (SIGTERM unless told otherwise). */
+  stop(signal?: NodeJS.Signals): void
+  /** Whether the process is still running. */
+  running(): boolean
+  /** Whether any process of its group (npm, its shell, the server) is still running. */
+  groupRunning(): boolean
+  /** Resolves with the exit code (or the signal) once the process has exited. */
+  exited: Promise<number | string | null>
+  /** What the process wrote to stdout and stderr: everything up to listening, then its latest part. */
+  output(): string
 }
+
+const OUTPUT_TAIL = 256 * 1024
 
 export function startServer(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunningServer> {
   const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
-  const stop = () => {
-    if (child.pid && child.exitCode === null) process.kill(-child.pid, 'SIGTERM')
+  const signalGroup = (signal: NodeJS.Signals | 0) => {
+    try {
+      process.kill(-child.pid!, signal)
+      return true
+    } catch {
+      return false
+    }
   }
+  const stop = (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.pid) signalGroup(signal)
+  }
+  const groupRunning = () => !!child.pid && signalGroup(0)
+  const exited = new Promise<number | string | null>(resolve => child.on('exit', (code, signal) => resolve(code ?? signal)))
   return new Promise((resolve, reject) => {
     let output = ''
+    let listening = false
     const timer = setTimeout(() => {
       stop()
       reject(new Error(`${command} ${args.join(' ')} did not listen in time:\n${output}`))
     }, options.timeoutMs ?? 45_000)
     const watch = (chunk: Buffer) => {
       output += chunk
-      const listening = /server listening on \{ url: '([^']+)'/.exec(output)
       if (listening) {
+        if (output.length > 2 * OUTPUT_TAIL) output = output.slice(-OUTPUT_TAIL)
+        return
+      }
+      const match = /server listening on \{ url: '([^']+)'/.exec(output)
+      if (match) {
+        listening = true
         clearTimeout(timer)
-        resolve({ url: listening[1], stop })
+        const running = () => child.exitCode === null && child.signalCode === null
+        resolve({ url: match[1], stop, running, groupRunning, exited, output: () => output })
       }
     }
     child.stdout!.on('data', watch)
