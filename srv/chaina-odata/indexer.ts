@@ -6,6 +6,7 @@ import {
 } from '#cds-models/chaina'
 import type { ChainAPort, ChainBlock, ChainGenesis, ChainTransaction } from '../chains/chain-a/port.ts'
 import type { TtlKind } from '../chains/chain-a/config.ts'
+import { settleAll } from '../lib/settle-all.ts'
 import { SingleFlight } from '../lib/single-flight.ts'
 import * as rows from './rows.ts'
 
@@ -282,7 +283,7 @@ export class ChainAIndex {
     const mark = stored && { fetchedAt: Date.parse(stored.fetchedAt!), final: !!stored.final }
     if (mark && this.isFresh(kind, mark)) return this.rememberAfterCommit(key, mark)
     const holdMs = Math.min(FLIGHT_HOLD_MS, this.ttlSeconds[TTL_OF[kind]] * 1000)
-    const [data] = (await Promise.all([this.flights.run(key, load, holdMs), alongside?.()])) as [T, unknown]
+    const [data] = (await settleAll([this.flights.run(key, load, holdMs), alongside?.()])) as [T, unknown]
     const final = await store(data)
     const fetchedAt = new Date()
     await UPSERT.into(IndexMarks).entries({ kind, id: ref, fetchedAt: fetchedAt.toISOString(), final })

@@ -4,6 +4,7 @@ import { appendAuditEntry, verifyChain, type AuditEntry, type AuditEventKind, ty
 import { ApiError } from '../lib/errors.ts'
 import { ownedBy } from '../lib/ownership.ts'
 import { runWrite } from '../lib/plain-sql.ts'
+import { settleAll } from '../lib/settle-all.ts'
 
 /**
  * The signing audit log: one hash-chained entry per event, written in the transaction of the change
@@ -85,7 +86,7 @@ export interface AuditLogAnswer {
  * request answers no entries, like one that does not exist.
  */
 export async function auditLog(signingRequestId?: string | null): Promise<AuditLogAnswer> {
-  const [rows, head] = await Promise.all([
+  const [rows, head] = await settleAll([
     SELECT.from(SigningAuditLog_).orderBy('sequence'),
     SELECT.one.from(SigningAuditHead).columns('sequence', 'hash').where({ ID: HEAD_ID }),
   ])

@@ -8,6 +8,7 @@ import { spendLockSeconds } from '../chains/chain-a/config.ts'
 import { ApiError, notFound } from '../lib/errors.ts'
 import { ownedBy, ownerOf } from '../lib/ownership.ts'
 import { runWrite } from '../lib/plain-sql.ts'
+import { settleAll } from '../lib/settle-all.ts'
 import { stringSetting, requiresBlock } from '../lib/settings.ts'
 import { chainContext, timeOfSlot } from './chain-context.ts'
 import { planBuild, type BuildKind, type BuildParameters, type PlannedBuild } from './requests.ts'
@@ -39,7 +40,7 @@ export async function createBuild(kind: BuildKind, parameters: BuildParameters, 
   await expireStaleBuilds()
   const scriptInputs = plan.scriptSpend ? [await scriptInput(plan.scriptSpend)] : undefined
   for (let attempt = 0; attempt < SELECTION_ATTEMPTS; attempt++) {
-    const [utxos, excludedUtxos] = await Promise.all([chainA().addressUtxos(plan.sender), lockedOutputs(owner, plan.sender)])
+    const [utxos, excludedUtxos] = await settleAll([chainA().addressUtxos(plan.sender), lockedOutputs(owner, plan.sender)])
     const result = await builder.build({
       utxos, changeAddress: plan.change, protocolParameters: context.protocolParameters, currentSlot: context.currentSlot,
       networkId: context.networkId, slotConfig: context.slotConfig, excludedUtxos, outputs: plan.outputs, mint: plan.mint,

@@ -8,6 +8,7 @@ import { networkIdOf } from '../chains/chain-a/identifiers.ts'
 import { slotConfigFor, type SlotConfig } from '../chains/chain-a/plutus.ts'
 import type { ChainGenesis, ChainProtocolParameters } from '../chains/chain-a/port.ts'
 import { ApiError } from '../lib/errors.ts'
+import { settleAll } from '../lib/settle-all.ts'
 
 /**
  * What a build needs to know about chain A besides the sender's outputs: the protocol parameters
@@ -32,7 +33,7 @@ let genesisOnce: Promise<ChainGenesis> | undefined
 
 export async function chainContext(): Promise<ChainContext> {
   const port = chainA()
-  const [genesis, protocolParameters] = await Promise.all([genesisOf(), protocolParametersNow()])
+  const [genesis, protocolParameters] = await settleAll([genesisOf(), protocolParametersNow()])
   const slotConfig = slotConfigFor(port.networkName, genesis)
   return {
     network: port.networkName,

@@ -20,11 +20,21 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const { UUID: UUIDType, Integer, Int16, Int32, Int64, UInt8 } = (cds as any).builtin.classes
 const WHOLE_NUMBER_TYPES = [Integer, Int16, Int32, Int64, UInt8]
 
-/** Puts the guard in front of every handler of every application service, CAP's own included. */
+/**
+ * Puts the guard in front of every handler of every application service, CAP's own included. It
+ * runs before the service handles the request, not as one more `before` handler: those run in
+ * parallel, and one still querying after the guard refused the request would keep the request's
+ * database connection after its rollback.
+ */
 export function guardInputs(services: Iterable<cds.Service>) {
   for (const srv of services) {
     if (!(srv instanceof cds.ApplicationService)) continue
-    srv.prepend(() => srv.before('*', req => checkInput(srv, req)))
+    const service = srv as unknown as { handle(req: cds.Request): Promise<unknown> }
+    const handle = service.handle
+    service.handle = function (req: cds.Request) {
+      checkInput(srv, req)
+      return handle.call(this, req)
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import cds from '@sap/cds'
 import { jsonDepth, MAX_JSON_DEPTH } from '../../srv/lib/input-guard.ts'
+import { chainAIndex } from '../../srv/chaina-odata/service.ts'
 
 /**
  * The input guard covers every operation of every served service from the model alone: the cases
@@ -107,4 +108,13 @@ describe('paging bounds hold at every level of a read', () => {
     expect(response.data.error.code).toBe(code)
     expect(response.status).toBe(400)
   })
+})
+
+test('a refused request starts none of the service\'s handlers (one still querying after the rollback would keep the database connection)', async () => {
+  const tip = jest.spyOn(chainAIndex(), 'tip')
+  const response = await GET('/odata/v4/chaina-odata/Blocks?$top=1001')
+  expect(response.data.error.code).toBe('TOP_LIMIT_EXCEEDED')
+  expect(tip).not.toHaveBeenCalled()
+  tip.mockRestore()
+  expect((await GET('/odata/v4/chaina-odata/Blocks?$top=1')).status).toBe(200)
 })
