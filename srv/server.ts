@@ -25,7 +25,7 @@ export default async function server(options: any) {
   cds.on('bootstrap', (app: any) => app.use(refuseNulInTarget))
   cds.on('served', services => guardInputs(Object.values(services)))
   cds.on('listening', ({ server }: any) => {
-    answerClientErrors(server)
+    answerClientErrors(server, gateway ? { 'x-access-units-charged': 0 } : {})
     answerTheRest(cds.app)
     // Until it listens, a failure to start ends the process as usual.
     if (typeof (globalThis as any).test !== 'function') keepServingOnUncaughtErrors()

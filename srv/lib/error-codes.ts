@@ -20,6 +20,7 @@ export function stableErrorCodes(error: any, req: any, res: any, next: (error: u
   if (database === 'constraint') return next(new ApiError(409, 'CONFLICT', 'The change conflicts with another one made at the same time; try again'))
   if (database === 'value') return next(new ApiError(400, 'INVALID_VALUE', 'A value is out of range or of a kind the database cannot store'))
   if (status === 501) return next(unsupported(String(error.message ?? '')))
+  if (failedParsingTheUrl(error)) return next(misunderstoodUrl(error, req))
   if (status >= 500 && !(error instanceof ApiError) && !isStableCode(error.code)) return next(unexpected(error, req))
   if (isBodyNotAnObject(error, req)) return next(new ApiError(400, 'INVALID_BODY', 'The body must be a JSON object of the operation\'s parameters'))
   if (error.code === 'ASSERT_MANDATORY') error.code = 'MISSING_PARAMETER'
@@ -47,6 +48,18 @@ function unauthenticated(req: any, res: any) {
 function unsupported(message: string): ApiError {
   if (message.includes('$format')) return new ApiError(406, 'UNSUPPORTED_FORMAT', 'Only $format=json is served')
   return new ApiError(400, 'NOT_SUPPORTED', message.slice(0, 300))
+}
+
+/**
+ * The OData adapter's URL parser itself fails on some malformed expressions (a lambda over a
+ * property that is no collection, say) instead of naming them: whatever fails while it parses a
+ * URL is a URL it cannot understand. Logged, so such cases can be named one day.
+ */
+const failedParsingTheUrl = (error: any) => error instanceof TypeError && /[\\/]libx[\\/]odata[\\/]parse[\\/]/.test(String(error.stack))
+
+function misunderstoodUrl(error: any, req: any): ApiError {
+  cds.log('server').warn(`the OData parser failed on ${String(req?.originalUrl ?? '').slice(0, 200)} (request id ${requestIdOf(req)}): ${error.message}`)
+  return new ApiError(400, 'INVALID_URL', 'The request URL could not be understood; check its $filter, $orderby and $expand expressions')
 }
 
 function unexpected(error: any, req: any): ApiError {

@@ -36,13 +36,17 @@ export function refuseNulInTarget(req: Request, res: ServerResponse, next: () =>
   next()
 }
 
-/** The answer to requests Node's HTTP parser refuses before any middleware sees them. */
-export function answerClientErrors(server: Server) {
+/**
+ * The answer to requests Node's HTTP parser refuses before any middleware sees them, with the
+ * given headers besides (the hosted gateway's `x-access-units-charged: 0`).
+ */
+export function answerClientErrors(server: Server, headers: Record<string, string | number> = {}) {
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable) return socket.destroy()
     const [status, code, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'MALFORMED_REQUEST', 'The request could not be parsed as HTTP/1.1']
     const body = JSON.stringify({ error: { code, message } })
-    socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
+    socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}connection: close\r\n\r\n${body}`)
   })
 }
 

@@ -1,13 +1,13 @@
 import cds from '@sap/cds'
 import { badInput } from './errors.ts'
-import { guardPaging } from './paging.ts'
+import { guardQueryOptions } from './query-options.ts'
 
 /**
  * One guard in front of every event of every application service, before CAP's own checks and
  * before any handler reads the input, so a new service or action is covered without code of its
  * own. CAP then checks the declared parameter types and refuses unknown parameters.
  *
- * - READ: `$top`/`$skip` within bounds, also inside `$expand`.
+ * - READ: `$top`/`$skip` within bounds, also inside `$expand`; no `$apply`.
  * - Operations: the body is a JSON object.
  * - Operations and entity writes (where a service allows them): UUIDs are UUIDs; whole numbers are
  *   whole numbers; no string carries a NUL character (PostgreSQL cannot store one); JSON carried
@@ -41,7 +41,7 @@ export function guardInputs(services: Iterable<cds.Service>) {
 const WRITES = new Set(['CREATE', 'UPDATE', 'UPSERT'])
 
 function checkInput(srv: cds.Service, req: cds.Request) {
-  if (req.event === 'READ') return guardPaging(req)
+  if (req.event === 'READ') return guardQueryOptions(req)
   if (WRITES.has(req.event) && req.target) return checkValues((req.target as any).elements ?? {}, req.data)
   const operation = (srv as any).actions?.[req.event] ?? (req.target as any)?.actions?.[req.event]
   if (operation) checkOperation(operation, req)
