@@ -2,9 +2,10 @@ import cds from '@sap/cds'
 import { startEmbeddedChainA, stopEmbeddedChainA } from './chains/chain-a/index.ts'
 import { stableErrorCodes } from './lib/error-codes.ts'
 import { deploySqliteFile } from './lib/development-database.ts'
-import { answerClientErrors, answerTheRest, assignRequestId, keepServingOnUncaughtErrors, refuseNulInTarget } from './lib/http-safety.ts'
+import { answerClientErrors, answerTheRest, assignRequestId, keepServingOnUncaughtErrors, refuseHostileTargets } from './lib/http-safety.ts'
 import { guardInputs } from './lib/input-guard.ts'
 import { installGateway } from './gateway/index.ts'
+import { gatewayConfig } from './gateway/config.ts'
 
 /**
  * Bootstrap: starts the embedded devnets (development and tests) before the services are served,
@@ -19,13 +20,13 @@ export default async function server(options: any) {
   await deploySqliteFile()
   const devnet = await startEmbeddedChainA()
   if (devnet) cds.log('chain-a').info('embedded devnet serving a Blockfrost-compatible API at', devnet.url)
-  cds.on('bootstrap', (app: any) => app.use(assignRequestId))
-  const gateway = installGateway()
-  if (gateway) cds.log('gateway').info('hosted gateway on: API keys, metering and route gating in front of every route')
-  cds.on('bootstrap', (app: any) => app.use(refuseNulInTarget))
+  // Refusals before the hosted gateway's metering say that they charged nothing.
+  const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
+  cds.on('bootstrap', (app: any) => app.use(assignRequestId, refuseHostileTargets(uncharged)))
+  if (installGateway()) cds.log('gateway').info('hosted gateway on: API keys, metering and route gating in front of every route')
   cds.on('served', services => guardInputs(Object.values(services)))
   cds.on('listening', ({ server }: any) => {
-    answerClientErrors(server, gateway ? { 'x-access-units-charged': 0 } : {})
+    answerClientErrors(server, uncharged)
     answerTheRest(cds.app)
     // Until it listens, a failure to start ends the process as usual.
     if (typeof (globalThis as any).test !== 'function') keepServingOnUncaughtErrors()

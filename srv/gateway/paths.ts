@@ -31,7 +31,6 @@ export function normaliseTarget(rawUrl: string, headers: Record<string, string |
   const queryStart = rawUrl.indexOf('?')
   const rawPath = queryStart < 0 ? rawUrl : rawUrl.slice(0, queryStart)
   const query = queryStart < 0 ? '' : rawUrl.slice(queryStart + 1)
-  if (/%00/.test(query)) return refuse('INVALID_CHARACTER', 'The query contains a NUL character')
   if (RAW_AMBIGUITY.test(rawPath)) return refuse('AMBIGUOUS_PATH', 'The path contains a backslash, a semicolon, a space or a control character')
   if (ENCODED_SEPARATOR.test(rawPath)) return refuse('AMBIGUOUS_PATH', 'The path contains an encoded separator, dot, percent sign, query or fragment mark')
 

@@ -5,7 +5,8 @@ import type { Socket } from 'node:net'
 /**
  * What keeps one request from harming the server or the others, whatever it sends:
  * - every request gets a server-chosen id (`x-request-id`), which CAP takes as its correlation id;
- * - a NUL character anywhere in the target is refused before anything reads it;
+ * - a NUL character anywhere in the target, and braces the OData parser would choke on, are
+ *   refused before anything reads the target;
  * - requests the HTTP parser refuses (oversized headers, a malformed request line) are answered
  *   with a JSON error, not an empty body;
  * - whatever no route answers, and any error that reaches Express itself, is answered as JSON
@@ -31,9 +32,45 @@ export function requestIdOf(req: any): string {
   return String(req?.res?.getHeader?.(REQUEST_ID) ?? req?.headers?.[CORRELATION_ID] ?? cds.context?.id ?? 'unknown')
 }
 
-export function refuseNulInTarget(req: Request, res: ServerResponse, next: () => void) {
-  if (/%00|\u0000/i.test(req.url ?? '')) return sendError(res, 400, 'INVALID_CHARACTER', 'The request target contains a NUL character')
-  next()
+/**
+ * Refuses, before anything parses it, a request target with a NUL character, or with curly braces
+ * (JSON literals in OData expressions) nested more than MAX_BRACE_DEPTH deep or left open: the
+ * OData URL parser backtracks over unclosed braces, taking twice as long for each one more, so a
+ * URL of a few dozen bytes could hold the whole process for hours. Braces inside quoted string
+ * literals are data and are not counted. `headers` go with the refusal.
+ */
+export function refuseHostileTargets(headers: Record<string, string | number> = {}) {
+  return function refuseHostileTarget(req: Request, res: ServerResponse, next: () => void) {
+    const target = req.url ?? ''
+    if (/%00|\u0000/i.test(target)) return sendError(res, 400, 'INVALID_CHARACTER', 'The request target contains a NUL character', headers)
+    if (!bracesWithinBounds(decoded(target))) {
+      return sendError(res, 400, 'INVALID_URL', `The request target nests curly braces more than ${MAX_BRACE_DEPTH} deep, or leaves one open`, headers)
+    }
+    next()
+  }
+}
+
+export const MAX_BRACE_DEPTH = 8
+
+function decoded(target: string): string {
+  try {
+    return decodeURIComponent(target.replace(/\+/g, ' '))
+  } catch {
+    return target
+  }
+}
+
+/** Whether braces outside single-quoted literals (where '' is a quote) are balanced and shallow. */
+export function bracesWithinBounds(text: string): boolean {
+  let depth = 0
+  let quoted = false
+  for (const character of text) {
+    if (character === "'") quoted = !quoted
+    else if (quoted) continue
+    else if (character === '{' && ++depth > MAX_BRACE_DEPTH) return false
+    else if (character === '}' && --depth < 0) return false
+  }
+  return depth === 0
 }
 
 /**
@@ -69,10 +106,11 @@ export function answerTheRest(app: any) {
   })
 }
 
-export function sendError(res: ServerResponse, status: number, code: string, message: string) {
+export function sendError(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string | number> = {}) {
   if (res.headersSent) return void res.end()
   res.statusCode = status
   res.setHeader('content-type', 'application/json')
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
   res.end(JSON.stringify({ error: { code, message } }))
 }
 
