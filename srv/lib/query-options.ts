@@ -7,11 +7,16 @@ import { badInput } from './errors.ts'
  *   pass them on) and a `$skip` beyond what the databases can count (the SQL would fail); the same
  *   inside `$expand`. The page bound is `cds.query.limit.max`.
  * - `$apply` is not offered: the OData adapter's support for it fails on several transformations.
+ * - A single property (`Blocks('…')/height`) is read as it is: the options of collections and
+ *   entities do not apply to it (the database layer fails on some of them).
  */
 export function guardQueryOptions(req: cds.Request) {
   const raw = (req as any).http?.req?.query ?? {}
   if (raw.$apply !== undefined)
     throw badInput('UNSUPPORTED_QUERY_OPTION', '$apply is not offered; use $filter, $select, $expand, $orderby, $top, $skip and $count', '$apply')
+  const property = propertyRead(req)
+  const misplaced = property && COLLECTION_OPTIONS.find(option => raw[option] !== undefined)
+  if (misplaced) throw badInput('QUERY_OPTION_NOT_APPLICABLE', `${misplaced} does not apply to the single property ${property}`, misplaced)
   if (raw.$top !== undefined) checkTop(raw.$top)
   if (raw.$skip !== undefined) checkSkip(raw.$skip)
   if (typeof raw.$expand === 'string') {
@@ -38,4 +43,15 @@ function wholeNumber(value: unknown): number | undefined {
   if (typeof value !== 'string' || !/^\d{1,16}$/.test(value)) return undefined
   const number = Number(value)
   return Number.isSafeInteger(number) ? number : undefined
+}
+
+const COLLECTION_OPTIONS = ['$select', '$expand', '$filter', '$orderby', '$top', '$skip', '$count', '$search', '$compute']
+
+/** The property a read addresses (`…/height` or `…/height/$value`), when it addresses one. */
+function propertyRead(req: cds.Request): string | undefined {
+  const path = String((req as any).http?.req?.path ?? '')
+  const segments = path.split('/').filter(segment => segment && segment !== '$value')
+  const last = segments[segments.length - 1]?.split('(')[0]
+  const element = last ? (req.target as any)?.elements?.[last] : undefined
+  return element && !element.isAssociation ? last : undefined
 }

@@ -121,3 +121,13 @@ test('a refused request starts none of the service\'s handlers (one still queryi
   tip.mockRestore()
   expect((await GET('/odata/v4/chaina-odata/Blocks?$top=1')).status).toBe(200)
 })
+
+test('a single property is read as it is: collection options do not apply to it', async () => {
+  const [block] = (await GET('/odata/v4/chaina-odata/Blocks?$top=1&$select=hash')).data.value
+  const property = `/odata/v4/chaina-odata/Blocks('${block.hash}')/height`
+  expect((await GET(property)).data.value).toEqual(expect.any(Number))
+  for (const option of ['$select=height', '$filter=height eq 1', '$orderby=hash', '$expand=transactions']) {
+    const response = await GET(`${property}?${option}`)
+    expect([option, response.status, response.data.error?.code]).toEqual([option, 400, 'QUERY_OPTION_NOT_APPLICABLE'])
+  }
+})
