@@ -7,6 +7,8 @@ import { badInput } from './errors.ts'
  *   pass them on) and a `$skip` beyond what the databases can count (the SQL would fail); the same
  *   inside `$expand`. The page bound is `cds.query.limit.max`.
  * - `$apply` is not offered: the OData adapter's support for it fails on several transformations.
+ * - `$skip` inside `$expand` without `$top` pages with the page bound (the database layer needs a
+ *   row count with an offset).
  * - A single property (`Blocks('…')/height`) is read as it is: the options of collections and
  *   entities do not apply to it (the database layer fails on some of them).
  */
@@ -17,6 +19,7 @@ export function guardQueryOptions(req: cds.Request) {
   const property = propertyRead(req)
   const misplaced = property && COLLECTION_OPTIONS.find(option => raw[option] !== undefined)
   if (misplaced) throw badInput('QUERY_OPTION_NOT_APPLICABLE', `${misplaced} does not apply to the single property ${property}`, misplaced)
+  completeExpandPages((req.query as any)?.SELECT?.columns)
   if (raw.$top !== undefined) checkTop(raw.$top)
   if (raw.$skip !== undefined) checkSkip(raw.$skip)
   if (typeof raw.$expand === 'string') {
@@ -54,4 +57,13 @@ function propertyRead(req: cds.Request): string | undefined {
   const last = segments[segments.length - 1]?.split('(')[0]
   const element = last ? (req.target as any)?.elements?.[last] : undefined
   return element && !element.isAssociation ? last : undefined
+}
+
+/** An expanded `$skip` without `$top` gets the page bound as its row count, at every level. */
+function completeExpandPages(columns: any[] | undefined) {
+  for (const column of columns ?? []) {
+    if (!Array.isArray(column?.expand)) continue
+    if (column.limit?.offset && !column.limit.rows) column.limit.rows = { val: Number((cds.env as any).query?.limit?.max ?? 1000) }
+    completeExpandPages(column.expand)
+  }
 }

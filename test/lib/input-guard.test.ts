@@ -131,3 +131,9 @@ test('a single property is read as it is: collection options do not apply to it'
     expect([option, response.status, response.data.error?.code]).toEqual([option, 400, 'QUERY_OPTION_NOT_APPLICABLE'])
   }
 })
+
+test('$skip inside $expand without $top pages with the page bound', async () => {
+  const response = await GET('/odata/v4/chaina-odata/Blocks?$top=2&$expand=transactions($skip=1;$expand=outputs($skip=1))')
+  expect(response.data.value).toEqual(expect.any(Array))
+  expect(response.status).toBe(200)
+})
