@@ -16,7 +16,8 @@ export function stableErrorCodes(error: any, req: any, res: any, next: (error: u
   if (error == 401 || error?.status == 401 || error?.code == 401) return unauthenticated(req, res)
   if (!error || typeof error !== 'object') return next(error)
   const status = Number(error.status ?? error.statusCode ?? 500)
-  const database = databaseErrorKind(error)
+  const database = databaseErrorKind(error, req)
+  if (database === 'query') return next(new ApiError(400, 'INVALID_QUERY', 'The query applies a function or operator to a value of a type it does not take'))
   if (database === 'constraint') return next(new ApiError(409, 'CONFLICT', 'The change conflicts with another one made at the same time; try again'))
   if (database === 'value') return next(new ApiError(400, 'INVALID_VALUE', 'A value is out of range or of a kind the database cannot store'))
   if (status === 501) return next(unsupported(String(error.message ?? '')))
@@ -70,11 +71,20 @@ function unexpected(error: any, req: any): ApiError {
 
 const isStableCode = (code: unknown) => typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code) && !/^(SQLITE|ERR)_/.test(code)
 
-/** SQLite (node:sqlite result codes) and PostgreSQL (SQLSTATE classes 23 and 22) errors by what they mean for the caller. */
-function databaseErrorKind(error: any): 'constraint' | 'value' | undefined {
+/**
+ * SQLite (node:sqlite result codes) and PostgreSQL (SQLSTATE classes 23, 22 and 42) errors by what
+ * they mean for the caller. A read's query is the caller's own expression: when the database finds
+ * a function or operator applied to the wrong type in it, the query is at fault (400).
+ */
+function databaseErrorKind(error: any, req: any): 'constraint' | 'value' | 'query' | undefined {
   const sqlState = typeof error.sqlState === 'string' ? error.sqlState : typeof error.code === 'string' && /^[0-9A-Z]{5}$/.test(error.code) && error.severity ? error.code : undefined
+  const read = req?.method === 'GET' || req?.method === 'HEAD'
   if (sqlState?.startsWith('23')) return 'constraint'
   if (sqlState?.startsWith('22')) return 'value'
+  if (read && sqlState?.startsWith('42') && sqlState !== '42P01') return 'query'
+  if (read && error.code === 'ERR_SQLITE_ERROR' && /no such function|wrong number of arguments|misuse of/i.test(String(error.message))) return 'query'
+  // SQLite's date functions are JavaScript, and refuse a value that is no date.
+  if (read && /^Value does not contain a valid (date|time)/.test(String(error.message))) return 'query'
   if (/CONSTRAINT/.test(String(error.code)) || (error.code === 'ERR_SQLITE_ERROR' && /constraint failed/i.test(String(error.message)))) return 'constraint'
   if (error.code === 'ERR_SQLITE_ERROR' && /datatype mismatch|too big|out of range/i.test(String(error.message))) return 'value'
   return undefined

@@ -59,3 +59,14 @@ test('CAP\'s missing-parameter check answers MISSING_PARAMETER; a body that is n
   expect(withBody([], { status: 400, code: 'MULTIPLE_ERRORS', message: 'Multiple errors occurred' })).toBe('INVALID_BODY')
   expect(withBody({}, { status: 400, code: 'ASSERT_MANDATORY', message: 'Provide the missing value.', target: 'buildId' })).toBe('MISSING_PARAMETER')
 })
+
+test('a read whose own expression the database cannot type is 400 INVALID_QUERY; the same failure elsewhere stays unexpected', () => {
+  const failure = { code: '42883', severity: 'ERROR', message: 'function pg_catalog.extract(unknown, character varying) does not exist' }
+  const withMethod = (method: string) => {
+    let passed: any
+    stableErrorCodes({ ...failure }, { method, originalUrl: '/odata/v4/x/Blocks?$filter=year(hash) eq 1' }, undefined, (e: unknown) => (passed = e))
+    return [passed.status, passed.code]
+  }
+  expect(withMethod('GET')).toEqual([400, 'INVALID_QUERY'])
+  expect(withMethod('POST')).toEqual([500, 'INTERNAL_ERROR'])
+})

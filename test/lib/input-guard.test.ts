@@ -137,3 +137,10 @@ test('$skip inside $expand without $top pages with the page bound', async () => 
   expect(response.data.value).toEqual(expect.any(Array))
   expect(response.status).toBe(200)
 })
+
+test('a function applied to a property of the wrong type is the query\'s fault, never a 5xx (PostgreSQL refuses it, SQLite finds nothing)', async () => {
+  for (const filter of ['year(hash) eq 2020', 'length(height) eq 1', "contains(height,'1')"]) {
+    const response = await GET(`/odata/v4/chaina-odata/Blocks?$filter=${encodeURIComponent(filter)}`)
+    expect([filter, response.status < 500, response.status === 200 || response.data.error?.code === 'INVALID_QUERY']).toEqual([filter, true, true])
+  }
+})
