@@ -1,5 +1,6 @@
 import { Agent, request } from 'node:http'
 import { connect } from 'node:net'
+import { parseRawResponse } from '../support/raw-http.ts'
 
 /** One request of the fuzz suite: what is sent, and how it is named and grouped in a report. */
 export interface Probe {
@@ -68,7 +69,7 @@ export function sendRaw(baseUrl: string, bytes: string, timeoutMs = TIMEOUT_MS):
     const chunks: Buffer[] = []
     const finish = (error?: Error) => {
       const text = Buffer.concat(chunks).toString('latin1')
-      resolve(text ? { answer: parseRaw(text) } : { error: error ? describe(error) : 'the connection closed without an answer' })
+      resolve(text ? { answer: parseRawResponse(text) } : { error: error ? describe(error) : 'the connection closed without an answer' })
     }
     socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)))
     socket.on('data', chunk => chunks.push(chunk))
@@ -76,34 +77,6 @@ export function sendRaw(baseUrl: string, bytes: string, timeoutMs = TIMEOUT_MS):
     socket.on('close', () => finish())
     socket.write(bytes, 'latin1')
   })
-}
-
-function parseRaw(text: string): Answer {
-  const headEnd = text.indexOf('\r\n\r\n')
-  const head = headEnd < 0 ? text : text.slice(0, headEnd)
-  const [statusLine, ...lines] = head.split('\r\n')
-  const headers: Record<string, string> = {}
-  for (const line of lines) {
-    const colon = line.indexOf(':')
-    if (colon > 0) headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim()
-  }
-  let body = headEnd < 0 ? '' : text.slice(headEnd + 4)
-  if (headers['transfer-encoding'] === 'chunked') body = dechunk(body)
-  else if (headers['content-length'] !== undefined) body = body.slice(0, Number(headers['content-length']) || 0)
-  return { status: Number(statusLine.split(' ')[1]) || 0, headers, body: Buffer.from(body, 'latin1').toString('utf8') }
-}
-
-function dechunk(text: string): string {
-  let out = ''
-  let rest = text
-  while (rest) {
-    const lineEnd = rest.indexOf('\r\n')
-    const size = parseInt(rest.slice(0, lineEnd), 16)
-    if (!size) break
-    out += rest.slice(lineEnd + 2, lineEnd + 2 + size)
-    rest = rest.slice(lineEnd + 2 + size + 2)
-  }
-  return out
 }
 
 function flatten(headers: Record<string, string | string[] | undefined>): Record<string, string> {

@@ -1,6 +1,9 @@
 import cds from '@sap/cds'
 import { connect } from 'node:net'
 import { issueKey, type IssueRequest } from '../../srv/gateway/accounts.ts'
+import { parseRawResponse, type RawResponse } from './raw-http.ts'
+
+export type { RawResponse }
 
 /** Helpers for tests of the hosted gateway (enable it with GATEWAY_ENABLED before cds.test). */
 
@@ -33,12 +36,6 @@ export async function settled(keyId: string) {
   throw new Error(`charges of ${keyId} stayed pending`)
 }
 
-export interface RawResponse {
-  status: number
-  headers: Record<string, string>
-  body: string
-}
-
 /** Sends exactly these bytes as the request line and headers (no client-side path normalisation). */
 export function rawRequest(baseUrl: string, method: string, target: string, headers: Record<string, string> = {}, body = ''): Promise<RawResponse> {
   const { hostname, port } = new URL(baseUrl)
@@ -49,33 +46,7 @@ export function rawRequest(baseUrl: string, method: string, target: string, head
     const chunks: Buffer[] = []
     socket.on('data', chunk => chunks.push(chunk))
     socket.on('error', reject)
-    socket.on('end', () => resolve(parseResponse(Buffer.concat(chunks).toString('latin1'))))
+    socket.on('end', () => resolve(parseRawResponse(Buffer.concat(chunks).toString('latin1'))))
     socket.write(lines.join('\r\n') + '\r\n\r\n' + body, 'latin1')
   })
-}
-
-function parseResponse(text: string): RawResponse {
-  const [head, ...rest] = text.split('\r\n\r\n')
-  const [statusLine, ...headerLines] = head.split('\r\n')
-  const headers: Record<string, string> = {}
-  for (const line of headerLines) {
-    const colon = line.indexOf(':')
-    headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim()
-  }
-  let body = rest.join('\r\n\r\n')
-  if (headers['transfer-encoding'] === 'chunked') body = dechunk(body)
-  return { status: Number(statusLine.split(' ')[1]), headers, body }
-}
-
-function dechunk(text: string): string {
-  let out = ''
-  let rest = text
-  while (rest) {
-    const lineEnd = rest.indexOf('\r\n')
-    const size = parseInt(rest.slice(0, lineEnd), 16)
-    if (!size) break
-    out += rest.slice(lineEnd + 2, lineEnd + 2 + size)
-    rest = rest.slice(lineEnd + 2 + size + 2)
-  }
-  return out
 }
