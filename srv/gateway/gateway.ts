@@ -27,6 +27,7 @@ export type Request = IncomingMessage & { gatewayPrincipal?: unknown; originalUr
 
 const KEY_CACHE_MS = 5000
 const PRICE_REFRESH_MS = 60_000
+const SHUTDOWN_FLUSH_MS = 3000
 /** The ledger stores the route of a call cut to this length (its column's size). */
 const ROUTE_LENGTH = 500
 
@@ -63,10 +64,14 @@ export class Gateway {
     )
   }
 
-  /** Stops the background work (price reload, sweeper) when the server shuts down. */
+  /**
+   * Stops the background work (price reload, sweeper) when the server shuts down, and writes the
+   * waiting commits, for a few seconds at most: a database that does not answer must not keep the
+   * process from ending (the sweeper settles what is left pending).
+   */
   async stop() {
     for (const timer of this.timers.splice(0)) clearInterval(timer)
-    await ledger.flushCommits()
+    await Promise.race([ledger.flushCommits(), new Promise(resolve => setTimeout(resolve, SHUTDOWN_FLUSH_MS).unref())])
   }
 
   readonly middleware = (req: Request, res: ServerResponse, next: (error?: unknown) => void) => {
