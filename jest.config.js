@@ -1,3 +1,5 @@
+const { testsWithoutTheirPackages } = require('./test/setup/system-packages.js')
+
 /** jest runs TypeScript through ts-jest, compiled to CommonJS (the sources are ESM at runtime). */
 module.exports = {
   testEnvironment: 'node',
@@ -12,6 +14,7 @@ module.exports = {
   },
   moduleNameMapper: { '^#cds-models/(.*)$': '<rootDir>/@cds-models/$1' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', ...testsWithoutTheirPackages()],
   testTimeout: 60000,
   maxWorkers: '50%',
 }

@@ -1,6 +1,6 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import type { ChainADevnet, WalletKeyPair } from '../../../srv/chains/chain-a/devnet/index.ts'
-import { enterpriseAddress, HsmSigner, resolveHsmConfig, type HsmConfig } from '../../../srv/chains/chain-a/signing/hsm.ts'
+import { enterpriseAddress, HsmSigner, type HsmConfig } from '../../../srv/chains/chain-a/signing/hsm.ts'
 import { verifySignedTransaction } from '../../../srv/chains/chain-a/signing/verify.ts'
 import { ADA, buildTx, largestUtxo, startDevnet } from '../../devnet/helpers.ts'
 import { CKK_EC_EDWARDS, createSoftHsmToken, generateEd25519KeyPair, inspectPrivateKey, SOFTHSM_MODULE, type SoftHsmToken } from '../../support/softhsm.ts'
@@ -143,28 +143,5 @@ describe('signing with the HSM key', () => {
   test('after close, the signer connects again on the next use', async () => {
     await hsm.close()
     expect(hsm.status(0).connected).toBe(true)
-  })
-})
-
-describe('configuration', () => {
-  test('comes from the environment, else from the configuration block', () => {
-    expect(resolveHsmConfig({})).toBeUndefined()
-    expect(resolveHsmConfig({ HSM_PKCS11_MODULE: SOFTHSM_MODULE, HSM_KEY_LABEL: LABEL, HSM_REQUIRES_ROLE: 'hsm-signer' })).toEqual({
-      modulePath: SOFTHSM_MODULE, slot: { index: 0 }, keyLabel: LABEL, requiredRole: 'hsm-signer', pinEnv: 'HSM_PIN',
-    })
-    expect(resolveHsmConfig({ HSM_SLOT_ID: '42', HSM_PIN_ENV: 'VAULT_PIN' }, { pkcs11Module: '/opt/hsm.so', keyId: '01', requiresRole: 'treasurer', slot: 3 })).toEqual({
-      modulePath: '/opt/hsm.so', slot: { id: '42' }, keyId: '01', requiredRole: 'treasurer', pinEnv: 'VAULT_PIN',
-    })
-  })
-
-  test('is refused without a role, without a key selector, or with a bad slot', async () => {
-    expect(await errorCode(() => resolveHsmConfig({ HSM_PKCS11_MODULE: SOFTHSM_MODULE, HSM_KEY_LABEL: LABEL }))).toBe('HSM_NOT_CONFIGURED')
-    expect(await errorCode(() => resolveHsmConfig({ HSM_PKCS11_MODULE: SOFTHSM_MODULE, HSM_REQUIRES_ROLE: 'r' }))).toBe('HSM_NOT_CONFIGURED')
-    expect(await errorCode(() => resolveHsmConfig({ HSM_PKCS11_MODULE: SOFTHSM_MODULE, HSM_REQUIRES_ROLE: 'r', HSM_KEY_LABEL: LABEL, HSM_SLOT: 'first' }))).toBe('HSM_NOT_CONFIGURED')
-  })
-
-  test('never takes the PIN itself: it names the variable that holds it', () => {
-    const resolved = resolveHsmConfig({ HSM_PKCS11_MODULE: SOFTHSM_MODULE, HSM_KEY_LABEL: LABEL, HSM_REQUIRES_ROLE: 'r', HSM_PIN: '123456' })!
-    expect(JSON.stringify(resolved)).not.toContain('123456')
   })
 })
