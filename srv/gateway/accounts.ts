@@ -1,6 +1,7 @@
 import cds from '@sap/cds'
-import { ApiKeys, LedgerEntries, Plans, ProductGrants } from '#cds-models/gateway'
+import { ApiKey, ApiKeys, LedgerEntries, LedgerEntry, Plans, ProductGrant, ProductGrants } from '#cds-models/gateway'
 import { API_KEY_PREFIX, GRANT_PREFIXES, hashSecret, hintOf, newSecret, type Product } from './keys.ts'
+import { LedgerEntryKind } from './ledger-kinds.ts'
 import { ApiError } from '../lib/errors.ts'
 
 /**
@@ -9,6 +10,7 @@ import { ApiError } from '../lib/errors.ts'
  */
 
 const { SELECT, INSERT, UPDATE } = cds.ql
+const { active, revoked } = ApiKey.status
 
 /** What each product's grant allows by default: every operation of that product's services. */
 export const DEFAULT_OPERATIONS: Record<Product, string[]> = {
@@ -25,8 +27,10 @@ export interface IssuedKey {
 }
 
 export interface IssueRequest {
+  /** The plan (db/data/gateway-Plans.csv); each lane names its own: the command line `operator`. */
+  plan: string
+  /** Units to start with; the plan's units when absent. */
   units?: number
-  plan?: string
   validDays?: number
   label?: string
   boundAddress?: string
@@ -34,41 +38,48 @@ export interface IssueRequest {
 
 export async function issueKey(request: IssueRequest): Promise<IssuedKey> {
   return cds.tx(async () => {
-    const planName = request.plan ?? 'standard'
-    const plan = await SELECT.one.from(Plans).where({ name: planName })
-    if (!plan) throw new ApiError(400, 'UNKNOWN_PLAN', `There is no plan '${planName}'`)
+    const plan = await SELECT.one.from(Plans).where({ name: request.plan })
+    if (!plan) throw new ApiError(400, 'UNKNOWN_PLAN', `There is no plan '${request.plan}'`)
     const units = request.units ?? Number(plan.units)
     if (!Number.isInteger(units) || units < 0) throw new ApiError(400, 'INVALID_UNITS', `Units must be a whole number of 0 or more, got ${request.units}`)
-    const validDays = request.validDays ?? plan.validityDays!
-    if (!Number.isInteger(validDays) || validDays <= 0) throw new ApiError(400, 'INVALID_VALIDITY', `Validity must be a whole number of days, got ${request.validDays}`)
+    const validDays = request.validDays ?? plan.validityDays
+    if (!Number.isInteger(validDays) || validDays! <= 0) throw new ApiError(400, 'INVALID_VALIDITY', `Validity must be a whole number of days, got ${request.validDays}`)
 
     const id = cds.utils.uuid()
     const key = newSecret(API_KEY_PREFIX)
-    const now = new Date()
-    const validUntil = new Date(now.getTime() + validDays * 86_400_000).toISOString()
+    const now = new Date().toISOString()
+    const validUntil = new Date(Date.parse(now) + validDays! * 86_400_000).toISOString()
     await INSERT.into(ApiKeys).entries({
-      ID: id, secretHash: hashSecret(key), hint: hintOf(key), plan_name: planName, unitsLeft: units, validUntil,
-      status: 'active', boundAddress: request.boundAddress ?? null, label: request.label ?? null, createdAt: now.toISOString(),
+      ID: id, secretHash: hashSecret(key), hint: hintOf(key), plan_name: request.plan, unitsLeft: units, validUntil,
+      status: active, boundAddress: request.boundAddress ?? null, label: request.label ?? null, createdAt: now,
     })
     for (const product of Object.keys(GRANT_PREFIXES) as Product[]) await insertGrant({ product, apiKeyId: id, validUntil })
     await INSERT.into(LedgerEntries).entries({
-      ID: cds.utils.uuid(), apiKey_ID: id, kind: 'credit', units, state: 'posted', note: 'issued', createdAt: now.toISOString(), resolvedAt: now.toISOString(),
+      ID: cds.utils.uuid(), apiKey_ID: id, kind: LedgerEntryKind.credit, units, state: LedgerEntry.state.posted, note: 'issued', createdAt: now, resolvedAt: now,
     })
-    return { id, key, plan: planName, unitsLeft: units, validUntil }
+    return { id, key, plan: request.plan, unitsLeft: units, validUntil }
   })
 }
 
+interface GrantRequest {
+  product: Product
+  apiKeyId?: string
+  validUntil?: string
+  label?: string
+  operations?: string[]
+}
+
 /** Issues a grant on one product; answers its token, shown once. */
-export async function issueGrant(grant: { product: Product; apiKeyId?: string; validUntil?: string; label?: string; operations?: string[] }) {
+export async function issueGrant(grant: GrantRequest) {
   return cds.tx(() => insertGrant(grant))
 }
 
-async function insertGrant(grant: { product: Product; apiKeyId?: string; validUntil?: string; label?: string; operations?: string[] }) {
+async function insertGrant(grant: GrantRequest) {
   const token = newSecret(GRANT_PREFIXES[grant.product])
   const id = cds.utils.uuid()
   await INSERT.into(ProductGrants).entries({
     ID: id, apiKey_ID: grant.apiKeyId ?? null, product: grant.product, tokenHash: hashSecret(token), tokenHint: hintOf(token),
-    allowedOperations: JSON.stringify(grant.operations ?? DEFAULT_OPERATIONS[grant.product]), status: 'active',
+    allowedOperations: JSON.stringify(grant.operations ?? DEFAULT_OPERATIONS[grant.product]), status: ProductGrant.status.active,
     label: grant.label ?? null, validUntil: grant.validUntil ?? null, createdAt: new Date().toISOString(),
   })
   return { id, token, product: grant.product }
@@ -83,8 +94,8 @@ export async function rotateKey(id: string, presented?: string): Promise<{ id: s
   return cds.tx(async () => {
     const key = newSecret(API_KEY_PREFIX)
     const affected = await UPDATE.entity(ApiKeys)
-      .set({ secretHash: hashSecret(key), hint: hintOf(key), rotatedAt: new Date().toISOString(), version: { '+=': 1 } as any })
-      .where({ ID: id, status: 'active', ...(presented ? { secretHash: presented } : {}) })
+      .set({ secretHash: hashSecret(key), hint: hintOf(key), rotatedAt: new Date().toISOString(), version: { '+=': 1 } })
+      .where({ ID: id, status: active, ...(presented ? { secretHash: presented } : {}) })
     return affected === 1 ? { id, key } : undefined
   })
 }
@@ -94,10 +105,10 @@ export async function revokeKey(id: string, presented?: string): Promise<boolean
   return cds.tx(async () => {
     const now = new Date().toISOString()
     const affected = await UPDATE.entity(ApiKeys)
-      .set({ status: 'revoked', revokedAt: now, version: { '+=': 1 } as any })
-      .where({ ID: id, status: 'active', ...(presented ? { secretHash: presented } : {}) })
+      .set({ status: revoked, revokedAt: now, version: { '+=': 1 } })
+      .where({ ID: id, status: active, ...(presented ? { secretHash: presented } : {}) })
     if (affected !== 1) return false
-    await UPDATE.entity(ProductGrants).set({ status: 'revoked', revokedAt: now }).where({ apiKey_ID: id, status: 'active' })
+    await UPDATE.entity(ProductGrants).set({ status: ProductGrant.status.revoked, revokedAt: now }).where({ apiKey_ID: id, status: ProductGrant.status.active })
     return true
   })
 }
@@ -105,49 +116,58 @@ export async function revokeKey(id: string, presented?: string): Promise<boolean
 /** Revokes a grant; its key (if any) changes version, so no gateway instance forwards it from a cached copy. */
 export async function revokeGrant(id: string): Promise<boolean> {
   return cds.tx(async () => {
-    const grant = await SELECT.one.from(ProductGrants).columns('apiKey_ID').where({ ID: id, status: 'active' })
+    const grant = await SELECT.one.from(ProductGrants).columns('apiKey_ID').where({ ID: id, status: ProductGrant.status.active })
     if (!grant) return false
-    const affected = await UPDATE.entity(ProductGrants).set({ status: 'revoked', revokedAt: new Date().toISOString() }).where({ ID: id, status: 'active' })
-    if (grant.apiKey_ID) await UPDATE.entity(ApiKeys).set({ version: { '+=': 1 } as any }).where({ ID: grant.apiKey_ID })
+    const affected = await UPDATE.entity(ProductGrants).set({ status: ProductGrant.status.revoked, revokedAt: new Date().toISOString() }).where({ ID: id, status: ProductGrant.status.active })
+    if (grant.apiKey_ID) await UPDATE.entity(ApiKeys).set({ version: { '+=': 1 } }).where({ ID: grant.apiKey_ID })
     return affected === 1
   })
 }
 
+export interface KeyGrant {
+  ID: string
+  product: Product
+  status: NonNullable<ProductGrant['status']>
+  allowedOperations: string[]
+}
+
+/** A key as the gateway checks it: the row, its plan's limits and its grants. */
 export interface KeyRecord {
   ID: string
   secretHash: string
-  hint: string
-  plan_name: string
+  plan_name: string | null
+  /** Units left when the key was read; the gateway updates it with what each reservation answers. */
   unitsLeft: number
   validUntil: string
-  status: string
-  boundAddress: string | null
-  label: string | null
-  createdAt: string
-  lastUsedAt: string | null
+  status: NonNullable<ApiKey['status']>
   version: number
   ratePerSecond: number
   burst: number
-  grants: { ID: string; product: Product; status: string; allowedOperations: string[] }[]
+  grants: KeyGrant[]
 }
 
 /** The key with this secret hash, its plan's limits and its grants, or undefined. */
 export async function keyBySecretHash(secretHash: string): Promise<KeyRecord | undefined> {
   return cds.tx(async () => {
-    const key: any = await SELECT.one.from(ApiKeys).where({ secretHash })
+    const key = await SELECT.one.from(ApiKeys).columns('ID', 'secretHash', 'plan_name', 'unitsLeft', 'validUntil', 'status', 'version').where({ secretHash })
     if (!key) return undefined
-    const plan: any = await SELECT.one.from(Plans).columns('ratePerSecond', 'burst').where({ name: key.plan_name })
-    const grants: any[] = await SELECT.from(ProductGrants).columns('ID', 'product', 'status', 'allowedOperations').where({ apiKey_ID: key.ID })
+    const plan = await SELECT.one.from(Plans).columns('ratePerSecond', 'burst').where({ name: key.plan_name })
+    const grants = await SELECT.from(ProductGrants).columns('ID', 'product', 'status', 'allowedOperations').where({ apiKey_ID: key.ID })
     return {
-      ...key,
+      ID: key.ID!, secretHash: key.secretHash!, plan_name: key.plan_name ?? null, validUntil: key.validUntil!, status: key.status!,
       unitsLeft: Number(key.unitsLeft),
       version: Number(key.version),
-      ratePerSecond: plan?.ratePerSecond ?? 20,
-      burst: plan?.burst ?? 50,
-      grants: grants.map(grant => ({ ...grant, allowedOperations: JSON.parse(grant.allowedOperations ?? '[]') })),
+      ratePerSecond: plan?.ratePerSecond ?? FALLBACK_RATE.ratePerSecond,
+      burst: plan?.burst ?? FALLBACK_RATE.burst,
+      grants: grants.map(grant => ({
+        ID: grant.ID!, product: grant.product!, status: grant.status!, allowedOperations: JSON.parse(grant.allowedOperations ?? '[]'),
+      })),
     }
   })
 }
+
+/** The rate of a key whose plan is gone from the plan table: the `standard` plan's as seeded. */
+const FALLBACK_RATE = { ratePerSecond: 20, burst: 50 }
 
 export async function listKeys() {
   return cds.tx(() => SELECT.from(ApiKeys).columns('ID', 'hint', 'plan_name', 'unitsLeft', 'status', 'validUntil', 'boundAddress', 'label', 'createdAt', 'lastUsedAt').orderBy('createdAt desc'))

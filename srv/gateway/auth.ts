@@ -1,5 +1,6 @@
 import cds from '@sap/cds'
-import { ProductGrants } from '#cds-models/gateway'
+import type { NextFunction, Request, RequestHandler, Response } from 'express'
+import { ProductGrant, ProductGrants } from '#cds-models/gateway'
 import { hashSecret, productOfGrantToken } from './keys.ts'
 import { grantPrincipal, type GrantRecord } from './principals.ts'
 
@@ -12,17 +13,20 @@ import { grantPrincipal, type GrantRecord } from './principals.ts'
  */
 const { SELECT } = cds.ql
 
-export default function gatewayAuth(options: any) {
-  let fallback: ((req: any, res: any, next: any) => void) | undefined
+interface AuthOptions {
+  /** The auth kind used for calls with neither a gateway principal nor a grant token. */
+  fallback?: string
+  [option: string]: unknown
+}
 
-  // Looked up on every call (one indexed read), so a revoked grant stops at once.
-  const grantFor = async (token: string): Promise<GrantRecord | undefined> => {
-    const hash = hashSecret(token)
-    const row: any = await cds.tx(() => SELECT.one.from(ProductGrants).where`tokenHash = ${hash} and status = 'active' and (validUntil is null or validUntil > ${new Date().toISOString()})`)
-    return row && { ID: row.ID, product: row.product, allowedOperations: JSON.parse(row.allowedOperations ?? '[]') }
-  }
+type AuthRequest = Request & { gatewayPrincipal?: cds.User; user?: cds.User }
+/** CAP's own auth middleware factory (not in cds-types). */
+type AuthFactory = (options: object) => RequestHandler
 
-  return async function authenticate(req: any, res: any, next: (error?: unknown) => void) {
+export default function gatewayAuth(options: AuthOptions) {
+  let fallback: RequestHandler | undefined
+
+  return async function authenticate(req: AuthRequest, res: Response, next: NextFunction) {
     try {
       if (req.gatewayPrincipal) {
         cds.context!.user = req.user = req.gatewayPrincipal
@@ -35,14 +39,24 @@ export default function gatewayAuth(options: any) {
         cds.context!.user = req.user = grantPrincipal(grant)
         return next()
       }
-      fallback ??= (cds.middlewares as any).auth({ ...options, kind: options.fallback ?? 'mocked', impl: undefined })
-      return fallback!(req, res, next)
+      fallback ??= (cds.middlewares as unknown as { auth: AuthFactory }).auth({ ...options, kind: options.fallback ?? 'mocked', impl: undefined })
+      return fallback(req, res, next)
     } catch (error) {
       next(error)
     }
   }
 }
 
-function unauthorized(res: any, code: string, message: string) {
+/** The active, unexpired grant with this token, looked up on every call (one indexed read), so a revoked grant stops at once. */
+async function grantFor(token: string): Promise<GrantRecord | undefined> {
+  const hash = hashSecret(token)
+  const now = new Date().toISOString()
+  const row = await cds.tx(() => SELECT.one.from(ProductGrants).columns('ID', 'product', 'allowedOperations')
+    .where`tokenHash = ${hash} and status = ${ProductGrant.status.active} and (validUntil is null or validUntil > ${now})`)
+  return row ? { ID: row.ID!, product: row.product!, allowedOperations: JSON.parse(row.allowedOperations ?? '[]') } : undefined
+}
+
+/** Self-hosted, nothing is metered: the refusal carries no units headers. */
+function unauthorized(res: Response, code: string, message: string) {
   res.status(401).set('WWW-Authenticate', 'Bearer realm="chain-access"').json({ error: { code, message } })
 }

@@ -1,10 +1,10 @@
 import cds from '@sap/cds'
 import { issueGrant, issueKey, listKeys, revokeGrant, revokeKey, rotateKey } from './accounts.ts'
 import { credit } from './ledger.ts'
-import { mcpClientConfiguration } from './client-config.ts'
+import { keyUsage } from './client-config.ts'
 import { gatewayConfig } from './config.ts'
 import { deploySqliteFile } from '../lib/development-database.ts'
-import type { Product } from './keys.ts'
+import { GRANT_PREFIXES, isProduct } from './keys.ts'
 
 /**
  * The operator's command line, against the configured database (the SQLite file in development,
@@ -16,8 +16,11 @@ import type { Product } from './keys.ts'
  *   npm run gateway -- grants revoke <id>
  */
 
+/** The plan of a key the operator issues here, unless --plan names another (db/data/gateway-Plans.csv). */
+const OPERATOR_PLAN = 'operator'
+
 const USAGE = `usage:
-  npm run gateway -- keys issue --units N [--plan P] [--valid-days D] [--label L] [--bound-address A]
+  npm run gateway -- keys issue --units N [--plan trial|standard|scale|operator (default ${OPERATOR_PLAN})] [--valid-days D] [--label L] [--bound-address A]
   npm run gateway -- keys list
   npm run gateway -- keys credit <id> <units>
   npm run gateway -- keys revoke <id>
@@ -44,20 +47,19 @@ const COMMANDS: Record<string, (positional: string[], options: Options) => Promi
   'keys issue': async (_, options) => {
     const issued = await issueKey({
       units: wholeNumber(options.units, '--units'),
-      plan: options.plan,
+      plan: options.plan ?? OPERATOR_PLAN,
       validDays: options['valid-days'] === undefined ? undefined : wholeNumber(options['valid-days'], '--valid-days'),
       label: options.label,
       boundAddress: options['bound-address'],
     })
     console.log(`API key (shown once, store it now):\n\n  ${issued.key}\n`)
     console.log(`id ${issued.id}  plan ${issued.plan}  units ${issued.unitsLeft}  valid until ${issued.validUntil}\n`)
-    console.log('MCP client configuration:\n')
-    console.log(JSON.stringify(mcpClientConfiguration(issued.key, gatewayConfig().publicUrl), null, 2))
+    console.log(keyUsage(gatewayConfig().publicUrl))
   },
   'keys list': async () => {
     const keys = await listKeys()
     if (!keys.length) return console.log('no keys')
-    for (const key of keys as any[])
+    for (const key of keys)
       console.log([key.ID, key.hint + '…', key.plan_name, `${Number(key.unitsLeft)} units`, key.status, `until ${key.validUntil}`, key.boundAddress ?? '-', key.label ?? ''].join('  '))
   },
   'keys credit': async ([id, units]) => {
@@ -79,8 +81,8 @@ const COMMANDS: Record<string, (positional: string[], options: Options) => Promi
     console.log(`new secret for ${id} (shown once; the old one no longer works):\n\n  ${rotated.key}\n`)
   },
   'grants issue': async (_, options) => {
-    const product = required(options.product, '--product') as Product
-    if (product !== 'chain-a' && product !== 'chain-b') throw new Error('--product must be chain-a or chain-b')
+    const product = required(options.product, '--product')
+    if (!isProduct(product)) throw new Error(`--product must be one of ${Object.keys(GRANT_PREFIXES).join(', ')}`)
     const validUntil = options['valid-days'] ? new Date(Date.now() + wholeNumber(options['valid-days'], '--valid-days') * 86_400_000).toISOString() : undefined
     const grant = await issueGrant({ product, apiKeyId: options.key, validUntil, label: options.label })
     console.log(`agent grant on ${product} (token shown once; send it as x-agent-token to a self-hosted instance):\n\n  ${grant.token}\n\nid ${grant.id}`)
@@ -93,9 +95,9 @@ const COMMANDS: Record<string, (positional: string[], options: Options) => Promi
 }
 
 async function connect() {
-  ;(cds as any).log('cds', 'warn')
-  ;(cds as any).log('deploy', 'warn')
-  cds.model = (cds as any).compile.for.nodejs(await (cds as any).load('*'))
+  cds.log('cds', 'warn')
+  cds.log('deploy', 'warn')
+  cds.model = cds.compile.for.nodejs(await cds.load('*'))
   await deploySqliteFile()
   await cds.connect.to('db')
 }

@@ -1,12 +1,13 @@
 /**
- * The MCP client configuration shown with a new key: both tool servers (chain A, chain B), each
- * started with the key in its environment, pointed at this deployment.
+ * How to use a key, printed with it. The MCP tool servers (chain A, chain B) are not available
+ * yet, so no MCP client configuration is offered: the print-out says so and shows a plain call.
  */
-export function mcpClientConfiguration(key: string, baseUrl: string) {
-  const server = (product: 'chain-a' | 'chain-b') => ({
-    command: 'npx',
-    args: ['-y', 'chain-access-mcp', product],
-    env: { CHAIN_ACCESS_URL: baseUrl, CHAIN_ACCESS_KEY: key },
-  })
-  return { mcpServers: { 'chain-access-chain-a': server('chain-a'), 'chain-access-chain-b': server('chain-b') } }
+export function keyUsage(baseUrl: string): string {
+  return [
+    `Send it as Authorization: Bearer <key> (or x-agent-token: <key>) to ${baseUrl}, for example:`,
+    '',
+    `  curl -H "Authorization: Bearer <key>" ${baseUrl}/me`,
+    '',
+    'MCP servers: not yet available.',
+  ].join('\n')
 }

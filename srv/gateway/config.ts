@@ -14,7 +14,7 @@ export interface GatewayConfig {
   /** Unauthenticated failures allowed per client address and window before 429. */
   authFailures: number
   authFailureWindowS: number
-  /** Base URL written into the MCP client configuration shown with a new key. */
+  /** Base URL shown with a new key: where to send it. */
   publicUrl: string
 }
 

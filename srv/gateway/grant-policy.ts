@@ -7,18 +7,29 @@ import { ApiError } from '../lib/errors.ts'
  * (operator functions such as HSM signing) are never allowed to a grant. The gateway refuses those
  * before they get here; this is the product refusing too.
  */
-export function enforceGrants(services: Iterable<any>) {
+
+/** What a grant principal carries (see principals.ts). */
+interface GrantAttributes {
+  grantId?: string
+  allowedOperations?: string[]
+}
+
+/** The annotations of a definition this check reads. */
+type Annotated = { '@gateway.product'?: string; '@gateway.closed'?: boolean } | undefined
+
+export function enforceGrants(services: Iterable<cds.Service>) {
   for (const srv of services) {
-    if (!(srv instanceof cds.ApplicationService) || !(srv as any).definition?.['@gateway.product']) continue
+    if (!(srv instanceof cds.ApplicationService) || !(srv as { definition?: Annotated }).definition?.['@gateway.product']) continue
     srv.before('*', (req: cds.Request) => checkGrant(srv, req))
   }
 }
 
-function checkGrant(srv: any, req: cds.Request) {
-  const attr = (req.user as any)?.attr
+function checkGrant(srv: cds.ApplicationService, req: cds.Request) {
+  const attr = req.user?.attr as GrantAttributes | undefined
   if (!attr?.grantId) return
   const operation = operationName(req)
-  const definition = srv.actions?.[operation] ?? (req.target as any)?.actions?.[operation]
+  const target = req.target as { actions?: Record<string, Annotated> } | undefined
+  const definition = (srv.actions?.[operation] as Annotated) ?? target?.actions?.[operation]
   if (definition?.['@gateway.closed']) throw new ApiError(403, 'GRANT_FORBIDDEN', `${operation} is an operator function; no grant may call it`)
   if (!allows(attr.allowedOperations ?? [], srv.name, operation)) throw new ApiError(403, 'GRANT_FORBIDDEN', `This grant does not allow ${srv.name}:${operation}`)
 }

@@ -1,4 +1,5 @@
 import cds from '@sap/cds'
+import type { Application } from 'express'
 import { gatewayConfig } from './config.ts'
 import { Gateway } from './gateway.ts'
 import { enforceGrants } from './grant-policy.ts'
@@ -12,7 +13,7 @@ export function installGateway(): Gateway | undefined {
   const config = gatewayConfig()
   if (!config.enabled) return undefined
   const gateway = new Gateway(config)
-  cds.on('bootstrap', (app: any) => {
+  cds.on('bootstrap', (app: Application) => {
     // Routing must see the path exactly as the gateway classified it.
     app.set('case sensitive routing', true)
     app.set('strict routing', true)

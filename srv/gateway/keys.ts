@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { crc32 } from 'node:zlib'
+import type { ProductGrant } from '#cds-models/gateway'
 
 /**
  * Secrets: a fixed prefix, an underscore, 256 random bits (base64url) and a 6-character checksum,
@@ -7,8 +8,11 @@ import { crc32 } from 'node:zlib'
  * product-grant tokens `cga_` (chain A) and `cgb_` (chain B). Only SHA-256 hashes are stored.
  */
 export const API_KEY_PREFIX = 'cag'
-export const GRANT_PREFIXES = { 'chain-a': 'cga', 'chain-b': 'cgb' } as const
-export type Product = keyof typeof GRANT_PREFIXES
+/** The products a grant is for, as the model enumerates them (`ProductGrants.product`). */
+export type Product = NonNullable<ProductGrant['product']>
+export const GRANT_PREFIXES: Readonly<Record<Product, string>> = { 'chain-a': 'cga', 'chain-b': 'cgb' }
+
+export const isProduct = (name: string): name is Product => Object.hasOwn(GRANT_PREFIXES, name)
 
 const BODY = /^([a-z]{3})_([A-Za-z0-9_-]{43})([A-Za-z0-9_-]{6})$/
 

@@ -1,5 +1,7 @@
-import cds from '@sap/cds'
-import { forDatabase, rowsChanged } from '../lib/plain-sql.ts'
+import cds, { type Transaction } from '@sap/cds'
+import { ApiKey, ApiKeys, LedgerEntries, LedgerEntry } from '#cds-models/gateway'
+import { LedgerEntryKind } from './ledger-kinds.ts'
+import { forDatabase, isPostgres, rowsChanged, tableOf } from '../lib/plain-sql.ts'
 
 /**
  * Units move only here, each time by one guarded UPDATE of the balance and the ledger entry that
@@ -14,45 +16,64 @@ import { forDatabase, rowsChanged } from '../lib/plain-sql.ts'
  * times more to prepare than to run); they work unchanged on SQLite and PostgreSQL.
  */
 
-const STATEMENTS = {
-  reserve:
-    "UPDATE gateway_ApiKeys SET unitsLeft = unitsLeft - ?, lastUsedAt = ? WHERE ID = ? AND secretHash = ? AND version = ? AND status = 'active' AND validUntil > ? AND unitsLeft >= ?",
-  key: 'SELECT secretHash AS "secretHash", status AS "status", validUntil AS "validUntil", unitsLeft AS "unitsLeft", version AS "version" FROM gateway_ApiKeys WHERE ID = ?',
-  unitsLeft: 'SELECT unitsLeft AS "unitsLeft" FROM gateway_ApiKeys WHERE ID = ?',
-  addUnits: 'UPDATE gateway_ApiKeys SET unitsLeft = unitsLeft + ? WHERE ID = ?',
-  entry:
-    'INSERT INTO gateway_LedgerEntries (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, outcome, note, createdAt, resolvedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  pendingCharge:
-    "SELECT apiKey_ID AS \"apiKey_ID\", units AS \"units\", routeClass AS \"routeClass\", route AS \"route\" FROM gateway_LedgerEntries WHERE requestId = ? AND kind = 'charge' AND state = 'pending'",
-  resolve: "UPDATE gateway_LedgerEntries SET state = ?, outcome = ?, resolvedAt = ? WHERE requestId = ? AND kind = 'charge' AND state = 'pending'",
-  stale: "SELECT requestId AS \"requestId\" FROM gateway_LedgerEntries WHERE kind = 'charge' AND state = 'pending' AND createdAt < ? LIMIT 500",
-}
-
 /**
- * On PostgreSQL the reservation is one statement (one round trip): the guarded UPDATE, the ledger
- * entry and the balance after it, in a data-modifying WITH. No row means nothing was reserved.
+ * The statements, built once from the model's table names and the generated enums. Every guard of
+ * the reservation (secret, version, status, validity, balance) is in its WHERE clause, so a refused
+ * reservation changes nothing.
  */
-const RESERVE_IN_ONE = `WITH reserved AS (
-    UPDATE gateway_ApiKeys SET unitsLeft = unitsLeft - $1::bigint, lastUsedAt = $2
-    WHERE ID = $3 AND secretHash = $4 AND version = $9 AND status = 'active' AND validUntil > $2 AND unitsLeft >= $1::bigint
+function buildStatements() {
+  const keys = tableOf(ApiKeys)
+  const entries = tableOf(LedgerEntries)
+  const { active } = ApiKey.status
+  const { charge } = LedgerEntryKind
+  const { pending } = LedgerEntry.state
+  return {
+    reserve:
+      `UPDATE ${keys} SET unitsLeft = unitsLeft - ?, lastUsedAt = ? WHERE ID = ? AND secretHash = ? AND version = ? AND status = '${active}' AND validUntil > ? AND unitsLeft >= ?`,
+    key: `SELECT secretHash AS "secretHash", status AS "status", validUntil AS "validUntil", unitsLeft AS "unitsLeft", version AS "version" FROM ${keys} WHERE ID = ?`,
+    unitsLeft: `SELECT unitsLeft AS "unitsLeft" FROM ${keys} WHERE ID = ?`,
+    addUnits: `UPDATE ${keys} SET unitsLeft = unitsLeft + ? WHERE ID = ?`,
+    entry:
+      `INSERT INTO ${entries} (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, outcome, note, createdAt, resolvedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    pendingCharge:
+      `SELECT apiKey_ID AS "apiKey_ID", units AS "units", routeClass AS "routeClass", route AS "route" FROM ${entries} WHERE requestId = ? AND kind = '${charge}' AND state = '${pending}'`,
+    resolve: `UPDATE ${entries} SET state = ?, outcome = ?, resolvedAt = ? WHERE requestId = ? AND kind = '${charge}' AND state = '${pending}'`,
+    stale: `SELECT requestId AS "requestId" FROM ${entries} WHERE kind = '${charge}' AND state = '${pending}' AND createdAt < ? LIMIT 500`,
+    /**
+     * On PostgreSQL the reservation is one statement (one round trip): the guarded UPDATE, the ledger
+     * entry and the balance after it, in a data-modifying WITH. No row means nothing was reserved.
+     */
+    reserveInOne: `WITH reserved AS (
+    UPDATE ${keys} SET unitsLeft = unitsLeft - $1::bigint, lastUsedAt = $2
+    WHERE ID = $3 AND secretHash = $4 AND version = $9 AND status = '${active}' AND validUntil > $2 AND unitsLeft >= $1::bigint
     RETURNING unitsLeft
   ), entry AS (
-    INSERT INTO gateway_LedgerEntries (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, createdAt)
-    SELECT $5, $3, 'charge', -$1::bigint, 'pending', $6, $7, $8, $2 FROM reserved
+    INSERT INTO ${entries} (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, createdAt)
+    SELECT $5, $3, '${charge}', -$1::bigint, '${pending}', $6, $7, $8, $2 FROM reserved
   )
-  SELECT unitsLeft AS "unitsLeft" FROM reserved`
+  SELECT unitsLeft AS "unitsLeft" FROM reserved`,
+  }
+}
 
-type Statement = keyof typeof STATEMENTS
-let prepared: Record<Statement, string> | undefined
+/** Commits of several calls with one outcome: one guarded UPDATE for `count` request ids. */
+function commitMany(count: number): string {
+  const placeholders = Array.from({ length: count }, () => '?').join(', ')
+  return forDatabase(`UPDATE ${tableOf(LedgerEntries)} SET state = '${LedgerEntry.state.committed}', outcome = ?, resolvedAt = ? `
+    + `WHERE kind = '${LedgerEntryKind.charge}' AND state = '${LedgerEntry.state.pending}' AND requestId IN (${placeholders})`)
+}
 
-/** The statements as the database in use expects them, prepared once. */
-function statement(name: Statement): string {
-  prepared ??= Object.fromEntries(Object.entries(STATEMENTS).map(([key, text]) => [key, forDatabase(text)])) as Record<Statement, string>
+type Statements = ReturnType<typeof buildStatements>
+type Statement = Exclude<keyof Statements, 'reserveInOne'>
+let prepared: Statements | undefined
+
+/** The statements as the database in use expects them, prepared once (the one-statement reservation is PostgreSQL's own). */
+function statement(name: keyof Statements): string {
+  prepared ??= Object.fromEntries(Object.entries(buildStatements()).map(([key, text]) => [key, key === 'reserveInOne' ? text : forDatabase(text)])) as Statements
   return prepared[name]
 }
 
-const run = (tx: any, name: Statement, values: unknown[]) => tx.run(statement(name), values)
-const changed = (result: any) => rowsChanged(result) === 1
+const run = (tx: Transaction, name: Statement, values: unknown[]) => tx.run(statement(name), values)
+const changed = (result: unknown) => rowsChanged(result) === 1
 
 export interface Call {
   keyId: string
@@ -71,23 +92,23 @@ export type Reservation =
   | { ok: false; reason: 'invalid' | 'expired' | 'stale' }
 
 export async function reserve(call: Call): Promise<Reservation> {
-  return cds.tx(async (tx: any) => {
+  return cds.tx(async tx => {
     const now = new Date().toISOString()
-    if ((cds.db as any)?.kind === 'postgres') {
-      const [reserved] = await tx.run(RESERVE_IN_ONE, [call.units, now, call.keyId, call.secretHash, cds.utils.uuid(), call.routeClass, call.route, call.requestId, call.version])
+    if (isPostgres()) {
+      const [reserved] = await tx.run(statement('reserveInOne'), [call.units, now, call.keyId, call.secretHash, cds.utils.uuid(), call.routeClass, call.route, call.requestId, call.version])
       return reserved ? { ok: true as const, unitsLeft: Number(reserved.unitsLeft) } : diagnose(tx, call, now)
     }
     const reserved = await run(tx, 'reserve', [call.units, now, call.keyId, call.secretHash, call.version, now, call.units])
     if (!changed(reserved)) return diagnose(tx, call, now)
-    await run(tx, 'entry', [cds.utils.uuid(), call.keyId, 'charge', -call.units, 'pending', call.routeClass, call.route, call.requestId, null, null, now, null])
+    await run(tx, 'entry', [cds.utils.uuid(), call.keyId, LedgerEntryKind.charge, -call.units, LedgerEntry.state.pending, call.routeClass, call.route, call.requestId, null, null, now, null])
     return { ok: true as const, unitsLeft: await unitsLeftOf(tx, call.keyId) }
   })
 }
 
 /** Why a reservation was refused: the key is gone, rotated, revoked or expired, changed since it was read, or units are short. */
-async function diagnose(tx: any, call: Call, now: string): Promise<Reservation> {
+async function diagnose(tx: Transaction, call: Call, now: string): Promise<Reservation> {
   const [key] = await run(tx, 'key', [call.keyId])
-  if (!key || key.secretHash !== call.secretHash || key.status !== 'active') return { ok: false, reason: 'invalid' }
+  if (!key || key.secretHash !== call.secretHash || key.status !== ApiKey.status.active) return { ok: false, reason: 'invalid' }
   if (new Date(key.validUntil).toISOString() <= now) return { ok: false, reason: 'expired' }
   if (Number(key.version) !== call.version) return { ok: false, reason: 'stale' }
   return { ok: false, reason: 'insufficient', unitsLeft: Number(key.unitsLeft) }
@@ -95,7 +116,7 @@ async function diagnose(tx: any, call: Call, now: string): Promise<Reservation> 
 
 /** The call succeeded: its charge stands. Answers false when it was already resolved. */
 export async function commit(requestId: string, outcome: string): Promise<boolean> {
-  return cds.tx(async (tx: any) => changed(await run(tx, 'resolve', ['committed', outcome, new Date().toISOString(), requestId])))
+  return cds.tx(async tx => changed(await run(tx, 'resolve', [LedgerEntry.state.committed, outcome, new Date().toISOString(), requestId])))
 }
 
 const COMMIT_BATCH_MS = 5
@@ -124,13 +145,9 @@ export async function flushCommits(): Promise<void> {
   const byOutcome = new Map<string, string[]>()
   for (const { requestId, outcome } of due) byOutcome.set(outcome, [...(byOutcome.get(outcome) ?? []), requestId])
   try {
-    await cds.tx(async (tx: any) => {
+    await cds.tx(async tx => {
       const now = new Date().toISOString()
-      for (const [outcome, ids] of byOutcome) {
-        const placeholders = ids.map(() => '?').join(', ')
-        const sql = `UPDATE gateway_LedgerEntries SET state = 'committed', outcome = ?, resolvedAt = ? WHERE kind = 'charge' AND state = 'pending' AND requestId IN (${placeholders})`
-        await tx.run(forDatabase(sql), [outcome, now, ...ids])
-      }
+      for (const [outcome, ids] of byOutcome) await tx.run(commitMany(ids.length), [outcome, now, ...ids])
     })
   } catch (error) {
     cds.log('gateway').error(`could not commit ${due.length} charges; they stay pending and the sweeper voids them`, error)
@@ -142,14 +159,14 @@ export async function flushCommits(): Promise<void> {
  * units left after the refund, or undefined when the charge was already resolved.
  */
 export async function refund(requestId: string, outcome: string): Promise<number | undefined> {
-  return cds.tx(async (tx: any) => {
+  return cds.tx(async tx => {
     const now = new Date().toISOString()
     const [charge] = await run(tx, 'pendingCharge', [requestId])
     if (!charge) return undefined
-    if (!changed(await run(tx, 'resolve', ['refunded', outcome, now, requestId]))) return undefined
+    if (!changed(await run(tx, 'resolve', [LedgerEntry.state.refunded, outcome, now, requestId]))) return undefined
     const units = -Number(charge.units)
     await run(tx, 'addUnits', [units, charge.apiKey_ID])
-    await run(tx, 'entry', [cds.utils.uuid(), charge.apiKey_ID, 'refund', units, 'posted', charge.routeClass, charge.route, requestId, outcome, null, now, now])
+    await run(tx, 'entry', [cds.utils.uuid(), charge.apiKey_ID, LedgerEntryKind.refund, units, LedgerEntry.state.posted, charge.routeClass, charge.route, requestId, outcome, null, now, now])
     return unitsLeftOf(tx, charge.apiKey_ID)
   })
 }
@@ -157,10 +174,10 @@ export async function refund(requestId: string, outcome: string): Promise<number
 /** Adds units to a key (issue, top-up, operator credit). Answers the units left after. */
 export async function credit(keyId: string, units: number, note: string): Promise<number> {
   if (!Number.isInteger(units) || units <= 0) throw new Error(`a credit must be a positive whole number of units, got ${units}`)
-  return cds.tx(async (tx: any) => {
+  return cds.tx(async tx => {
     const now = new Date().toISOString()
     if (!changed(await run(tx, 'addUnits', [units, keyId]))) throw new Error(`no key ${keyId}`)
-    await run(tx, 'entry', [cds.utils.uuid(), keyId, 'credit', units, 'posted', null, null, null, null, note, now, now])
+    await run(tx, 'entry', [cds.utils.uuid(), keyId, LedgerEntryKind.credit, units, LedgerEntry.state.posted, null, null, null, null, note, now, now])
     return unitsLeftOf(tx, keyId)
   })
 }
@@ -168,13 +185,13 @@ export async function credit(keyId: string, units: number, note: string): Promis
 /** Voids charges a crashed process left pending longer than `olderThanSeconds`. Answers how many. */
 export async function sweep(olderThanSeconds: number): Promise<number> {
   const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString()
-  const stale: { requestId: string }[] = await cds.tx((tx: any) => run(tx, 'stale', [cutoff]))
+  const stale: { requestId: string }[] = await cds.tx(tx => run(tx, 'stale', [cutoff]))
   let voided = 0
   for (const { requestId } of stale) if ((await refund(requestId, 'voided')) !== undefined) voided++
   return voided
 }
 
-async function unitsLeftOf(tx: any, keyId: string): Promise<number> {
+async function unitsLeftOf(tx: Transaction, keyId: string): Promise<number> {
   const [key] = await run(tx, 'unitsLeft', [keyId])
   return Number(key?.unitsLeft ?? 0)
 }

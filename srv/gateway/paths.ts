@@ -17,6 +17,7 @@ const REWRITE_HEADERS = [
 /** Percent-escapes of separators, dots, the escape character, query and fragment marks, NUL. */
 const ENCODED_SEPARATOR = /%(2f|5c|2e|25|3f|23|3b|00)/i
 /** Backslashes, matrix parameters, spaces and control characters in the raw path. */
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const RAW_AMBIGUITY = /[\\;\x00-\x20\x7f]/
 const PRINTABLE_ASCII = /^[\x21-\x7e]*$/
 

@@ -1,4 +1,6 @@
 import { LRUCache } from 'lru-cache'
+import type { KeyRecord } from './accounts.ts'
+import { refusal, withUnitsLeft, type Answer } from './answers.ts'
 
 /**
  * In-memory limits, per gateway instance (several instances each apply them; balances are exact
@@ -34,6 +36,24 @@ export class KeyRateLimit {
       return { ok: true }
     }
     return { ok: false, retryAfterS: Math.max(1, Math.ceil((1 - bucket.tokens) / rate)) }
+  }
+}
+
+/** Each key's rate: its plan's rate and burst unless the configuration overrides them for all keys. */
+export class KeyRates {
+  private readonly buckets = new KeyRateLimit()
+  private readonly overrides: { ratePerSecond?: number; burst?: number }
+
+  constructor(overrides: { ratePerSecond?: number; burst?: number }) {
+    this.overrides = overrides
+  }
+
+  /** Takes one call from the key's bucket; answers the 429 (uncharged) when it is empty. */
+  take(key: KeyRecord): Answer | undefined {
+    const rate = this.buckets.take(key.ID, this.overrides.ratePerSecond ?? key.ratePerSecond, this.overrides.burst ?? key.burst)
+    if (rate.ok) return undefined
+    const limited = refusal(429, 'RATE_LIMITED', `This key's rate limit is reached; retry after ${rate.retryAfterS} s`, {}, { 'Retry-After': rate.retryAfterS })
+    return withUnitsLeft(limited, key.unitsLeft)
   }
 }
 

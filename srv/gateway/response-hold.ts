@@ -23,7 +23,7 @@ export function holdResponse(res: ServerResponse, settle: (status: number) => Pr
 
   const release = () => {
     Object.assign(res, original)
-    for (const [method, args] of queue) (original[method] as Function).apply(res, args)
+    for (const [method, args] of queue) (original[method] as (...args: unknown[]) => unknown).apply(res, args)
   }
   const handle = (method: Method, args: unknown[], status: number) => {
     if (dropping) return method === 'write' ? true : res
@@ -39,13 +39,13 @@ export function holdResponse(res: ServerResponse, settle: (status: number) => Pr
 
   res.writeHead = function (statusCode: number, ...rest: unknown[]) {
     return handle('writeHead', [statusCode, ...rest], statusCode)
-  } as any
+  } as ServerResponse['writeHead']
   res.write = function (...args: unknown[]) {
     return handle('write', args, res.statusCode)
-  } as any
+  } as ServerResponse['write']
   res.end = function (...args: unknown[]) {
     return handle('end', args, res.statusCode)
-  } as any
+  } as ServerResponse['end']
 
   return {
     takeOver() {
@@ -61,8 +61,8 @@ export function holdResponse(res: ServerResponse, settle: (status: number) => Pr
       if (requestId !== undefined) res.setHeader('x-request-id', requestId)
       res.setHeader('content-length', Buffer.byteLength(body))
       for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
-      ;(original.writeHead as Function).call(res, status)
-      ;(original.end as Function).call(res, body)
+      original.writeHead.call(res, status)
+      ;(original.end as (body: string) => unknown).call(res, body)
     },
   }
 }

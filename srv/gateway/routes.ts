@@ -2,19 +2,44 @@ import type { Product } from './keys.ts'
 
 /**
  * What the gateway does with a normalised path: forward it metered (with its price class), forward
- * it free, answer it itself, or refuse it (closed or unknown: 403). The table is built from the
- * served model: a service is forwarded only when annotated `@gateway.product`; its entity sets
- * are read with `@gateway.reads`; its operations cost `@gateway.operations` unless an operation
- * says `@gateway.price` or is `@gateway.closed`; a service with `@gateway.free` needs no key.
+ * it free, take it as one of its own routes, or refuse it (closed or unknown: 403). The table is
+ * built from the gateway's own routes and the served model: a service is forwarded only when
+ * annotated `@gateway.product`; its entity sets are read with `@gateway.reads`; its operations
+ * cost `@gateway.operations` unless an operation says `@gateway.price` or is `@gateway.closed`; a
+ * service with `@gateway.free` needs no key.
  */
 
-export type Classification =
+/** One of the gateway's own routes: the table needs only its path and method. */
+export interface OwnPath {
+  path: string
+  method: 'GET' | 'POST'
+}
+
+type ServiceClassification =
   | { kind: 'metered'; product: Product; routeClass: string; service: string; operation: string }
   | { kind: 'free'; product?: Product }
-  | { kind: 'gateway'; handler: GatewayHandler }
   | { kind: 'refused'; status: 403 | 405; code: string; message: string }
 
-export type GatewayHandler = 'me' | 'ledger' | 'rotate' | 'revoke' | 'prices'
+export type Classification<Own extends OwnPath = OwnPath> = ServiceClassification | { kind: 'own'; route: Own }
+
+/** What the route table reads of the model: kinds, elements, bound operations and `@gateway…` annotations. */
+interface Definition {
+  kind?: string
+  elements?: Record<string, { isAssociation?: boolean; is2many?: boolean; target?: string }>
+  actions?: Record<string, Definition>
+  '@gateway.product'?: Product
+  '@gateway.free'?: boolean
+  '@gateway.reads'?: string
+  '@gateway.operations'?: string
+  '@gateway.price'?: string
+  '@gateway.closed'?: boolean
+}
+
+/** A served service: its name and where it is served. */
+interface ServedService {
+  name: string
+  endpoints?: { kind: string; path: string }[]
+}
 
 interface OperationRoute {
   method: 'POST' | 'GET'
@@ -42,29 +67,21 @@ interface ServiceRoute {
   shapes: Map<string, EntityShape>
 }
 
-/** The gateway's own routes, and CAP's liveness route which is free. */
-const GATEWAY_ROUTES: Record<string, { method: string; handler?: GatewayHandler }> = {
-  '/me': { method: 'GET', handler: 'me' },
-  '/me/ledger': { method: 'GET', handler: 'ledger' },
-  '/me/rotate': { method: 'POST', handler: 'rotate' },
-  '/me/revoke': { method: 'POST', handler: 'revoke' },
-  '/prices': { method: 'GET', handler: 'prices' },
-  '/health': { method: 'GET' },
-}
-
-const refused = (status: 403 | 405, code: string, message: string): Classification => ({ kind: 'refused', status, code, message })
+const refused = (status: 403 | 405, code: string, message: string): ServiceClassification => ({ kind: 'refused', status, code, message })
 const notForwarded = (path: string) => refused(403, 'ROUTE_NOT_FORWARDED', `The gateway does not forward ${path}`)
 
-export class RouteTable {
+export class RouteTable<Own extends OwnPath = OwnPath> {
   private readonly routes: ServiceRoute[]
+  private readonly own: Map<string, Own>
 
-  constructor(routes: ServiceRoute[]) {
+  constructor(routes: ServiceRoute[], own: readonly Own[] = []) {
     // Longest base first, so /odata/v4/chainb-indexer is not taken for /odata/v4/chainb.
     this.routes = [...routes].sort((a, b) => b.base.length - a.base.length)
+    this.own = new Map(own.map(route => [route.path, route]))
   }
 
-  /** Builds the table from the served services (CAP service instances with their endpoints). */
-  static fromServices(services: Iterable<any>, definitions: Record<string, any>): RouteTable {
+  /** Builds the table from the gateway's own routes and the served services (CAP service instances with their endpoints). */
+  static fromServices<Own extends OwnPath>(services: Iterable<ServedService>, definitions: Record<string, Definition>, own: readonly Own[] = []): RouteTable<Own> {
     const routes: ServiceRoute[] = []
     for (const srv of services) {
       const definition = definitions[srv.name]
@@ -74,14 +91,14 @@ export class RouteTable {
         routes.push(serviceRoute(endpoint.path, srv.name, definition, definitions))
       }
     }
-    return new RouteTable(routes)
+    return new RouteTable(routes, own)
   }
 
-  classify(method: string, path: string): Classification {
-    const own = GATEWAY_ROUTES[path]
+  classify(method: string, path: string): Classification<Own> {
+    const own = this.own.get(path)
     if (own) {
       if (method !== own.method && !(method === 'HEAD' && own.method === 'GET')) return refused(405, 'METHOD_NOT_ALLOWED', `${path} answers ${own.method} only`)
-      return own.handler ? { kind: 'gateway', handler: own.handler } : { kind: 'free' }
+      return { kind: 'own', route: own }
     }
     const route = this.routes.find(r => path === r.base || path.startsWith(r.base + '/'))
     if (!route) return notForwarded(path)
@@ -96,7 +113,7 @@ export class RouteTable {
  * property, `$count` or `$value`, or a bound operation at the end). A closed operation anywhere,
  * or any segment the model does not know, is refused here, uncharged.
  */
-function classifyInService(route: ServiceRoute, method: string, rest: string): Classification {
+function classifyInService(route: ServiceRoute, method: string, rest: string): ServiceClassification {
   const readMethod = method === 'GET' || method === 'HEAD'
   if (rest === '' || rest === '/' || rest === '/$metadata') {
     return readMethod ? { kind: 'free', product: route.product } : refused(405, 'METHOD_NOT_ALLOWED', 'Service and metadata documents answer GET only')
@@ -147,7 +164,7 @@ function parseSegment(text: string): Segment | undefined {
   return match ? { name: match[1], key: match[2] } : undefined
 }
 
-function operationCall(route: ServiceRoute, segment: Segment, operation: OperationRoute, method: string): Classification {
+function operationCall(route: ServiceRoute, segment: Segment, operation: OperationRoute, method: string): ServiceClassification {
   const name = boundName(segment.name)
   if (operation.closed) return refused(403, 'OPERATION_CLOSED', `${name} is an operator function, closed on the hosted API`)
   if (method !== operation.method) return refused(405, 'METHOD_NOT_ALLOWED', `${name} is called with ${operation.method}`)
@@ -155,7 +172,7 @@ function operationCall(route: ServiceRoute, segment: Segment, operation: Operati
   return metered(route, operation.routeClass ?? route.readsClass, name)
 }
 
-function metered(route: ServiceRoute, routeClass: string, operation: string): Classification {
+function metered(route: ServiceRoute, routeClass: string, operation: string): ServiceClassification {
   if (route.free) return { kind: 'free', product: route.product }
   return { kind: 'metered', product: route.product!, routeClass, service: route.service, operation }
 }
@@ -163,12 +180,12 @@ function metered(route: ServiceRoute, routeClass: string, operation: string): Cl
 /** `Service.Action` (a bound call's segment) or `Action`: the operation's own name. */
 const boundName = (name: string) => name.slice(name.lastIndexOf('.') + 1)
 
-function serviceRoute(base: string, service: string, definition: any, definitions: Record<string, any>): ServiceRoute {
+function serviceRoute(base: string, service: string, definition: Definition, definitions: Record<string, Definition>): ServiceRoute {
   const entitySets = new Map<string, string>()
   const operations = new Map<string, OperationRoute>()
   const shapes = new Map<string, EntityShape>()
   const defaultClass = definition['@gateway.operations'] ?? 'read-action'
-  const describe = (op: any): OperationRoute => ({
+  const describe = (op: Definition): OperationRoute => ({
     method: op.kind === 'function' ? 'GET' : 'POST',
     routeClass: op['@gateway.price'] ?? defaultClass,
     closed: !!op['@gateway.closed'],
@@ -195,13 +212,13 @@ function serviceRoute(base: string, service: string, definition: any, definition
   }
 }
 
-function entityShape(def: any, describe: (op: any) => OperationRoute): EntityShape {
+function entityShape(def: Definition, describe: (op: Definition) => OperationRoute): EntityShape {
   const navigations = new Map<string, { target: string; many: boolean }>()
   const properties = new Set<string>()
-  for (const [name, element] of Object.entries<any>(def.elements ?? {})) {
-    if (element.isAssociation) navigations.set(name, { target: element.target, many: !!element.is2many })
+  for (const [name, element] of Object.entries(def.elements ?? {})) {
+    if (element.isAssociation) navigations.set(name, { target: element.target!, many: !!element.is2many })
     else properties.add(name)
   }
-  const operations = new Map(Object.entries<any>(def.actions ?? {}).map(([name, op]) => [name, describe(op)]))
+  const operations = new Map(Object.entries(def.actions ?? {}).map(([name, op]) => [name, describe(op)]))
   return { navigations, properties, operations }
 }

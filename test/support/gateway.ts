@@ -7,7 +7,7 @@ export type { RawResponse }
 
 /** Helpers for tests of the hosted gateway (enable it with GATEWAY_ENABLED before cds.test). */
 
-export async function issueTestKey(request: IssueRequest = {}) {
+export async function issueTestKey(request: Partial<IssueRequest> = {}) {
   return issueKey({ units: 1000, plan: 'standard', ...request })
 }
 

@@ -1,0 +1,83 @@
+import type { IncomingMessage } from 'node:http'
+import { LRUCache } from 'lru-cache'
+import { ApiKey } from '#cds-models/gateway'
+import { keyBySecretHash, type KeyRecord } from './accounts.ts'
+import { refusal, type Answer } from './answers.ts'
+import { hashSecret, isApiKey, sameHash } from './keys.ts'
+import type { FailureWindow } from './rate-limits.ts'
+
+/**
+ * Which key a call presents, in `Authorization: Bearer cag_…` or `x-agent-token: cag_…`. A valid
+ * key always passes; a missing or invalid one counts as a failure of the client's address, and an
+ * address that failed too often is answered 429 (only its failing attempts: see FailureWindow).
+ */
+
+const KEY_CACHE_MS = 5000
+const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="chain-access"' }
+
+export const INVALID_KEY = refusal(401, 'KEY_INVALID', 'The API key is unknown or revoked', {}, CHALLENGE)
+export const expiredKey = (validUntil?: string) =>
+  refusal(401, 'KEY_EXPIRED', validUntil ? `This key expired at ${validUntil}` : 'This key has expired', {}, CHALLENGE)
+const MISSING_KEY = refusal(401, 'KEY_MISSING', 'Send your API key as Authorization: Bearer <key> or x-agent-token: <key>', {}, CHALLENGE)
+
+export type KeyCheckResult = { ok: true; key: KeyRecord } | { ok: false; answer: Answer }
+
+export class KeyCheck {
+  private readonly failures: FailureWindow
+  /**
+   * Keys by secret hash, for a few seconds. A cached key never decides alone: every reservation
+   * checks the secret, status, validity and version in the database, so a rotated, revoked or
+   * expired key is refused at once in every instance.
+   */
+  private readonly keys = new LRUCache<string, KeyRecord>({ max: 10_000, ttl: KEY_CACHE_MS })
+
+  constructor(failures: FailureWindow) {
+    this.failures = failures
+  }
+
+  /** The caller's key, or the answer refusing the call. `fresh` reads the key from the database, not the cache. */
+  async check(req: IncomingMessage, { fresh = false } = {}): Promise<KeyCheckResult> {
+    const presented = await this.presented(req, fresh)
+    if (presented.ok) return presented
+    const address = req.socket?.remoteAddress ?? 'unknown'
+    const blockedFor = this.failures.blocked(address)
+    if (blockedFor) {
+      const message = `Too many calls with a missing or invalid key from this address; retry after ${blockedFor} s`
+      return { ok: false, answer: refusal(429, 'TOO_MANY_FAILED_ATTEMPTS', message, {}, { 'Retry-After': blockedFor }) }
+    }
+    this.failures.record(address)
+    return presented
+  }
+
+  /** Drops every cached copy of a key (after it changed here). */
+  forget(keyId: string) {
+    for (const [hash, record] of this.keys.entries()) if (record.ID === keyId) this.keys.delete(hash)
+  }
+
+  private async presented(req: IncomingMessage, fresh: boolean): Promise<KeyCheckResult> {
+    const secret = secretOf(req)
+    if (!secret) return { ok: false, answer: MISSING_KEY }
+    if (!isApiKey(secret)) return { ok: false, answer: INVALID_KEY }
+    const hash = hashSecret(secret)
+    const key = await this.lookup(hash, fresh)
+    if (!key || key.status !== ApiKey.status.active || !sameHash(key.secretHash, hash)) return { ok: false, answer: INVALID_KEY }
+    if (Date.parse(key.validUntil) <= Date.now()) return { ok: false, answer: expiredKey(key.validUntil) }
+    return { ok: true, key }
+  }
+
+  private async lookup(hash: string, fresh: boolean): Promise<KeyRecord | undefined> {
+    const cached = fresh ? undefined : this.keys.get(hash)
+    if (cached) return cached
+    const record = await keyBySecretHash(hash)
+    if (record) this.keys.set(hash, record)
+    else this.keys.delete(hash)
+    return record
+  }
+}
+
+function secretOf(req: IncomingMessage): string | undefined {
+  const authorization = req.headers.authorization
+  if (typeof authorization === 'string' && /^bearer\s+/i.test(authorization)) return authorization.replace(/^bearer\s+/i, '').trim()
+  const token = req.headers['x-agent-token']
+  return typeof token === 'string' ? token.trim() : undefined
+}

@@ -1,0 +1,154 @@
+import cds from '@sap/cds'
+import type { ServerResponse } from 'node:http'
+import type { KeyRecord } from './accounts.ts'
+import { refusal, setUnits, UNITS_CHARGED, UNITS_LEFT, withUnitsLeft, type Answer } from './answers.ts'
+import { expiredKey, INVALID_KEY } from './key-check.ts'
+import * as ledger from './ledger.ts'
+import { loadPrices } from './prices.ts'
+import { holdResponse } from './response-hold.ts'
+
+/**
+ * Units around a metered call: reserve the price before the call is handled, then, before the
+ * answer leaves, commit the charge (success) or refund it (4xx/5xx, or no answer within the
+ * timeout: 504), and say both in the units headers. A sweeper voids reservations a crashed process
+ * left pending. The units themselves move only in ledger.ts.
+ */
+
+const PRICE_REFRESH_MS = 60_000
+const SHUTDOWN_FLUSH_MS = 3000
+/** The ledger stores the route of a call cut to this length (its column's size). */
+const ROUTE_LENGTH = 500
+
+export interface MeteringConfig {
+  timeoutMs: number
+  reservationTimeoutS: number
+  sweepIntervalS: number
+}
+
+export interface MeteredCall {
+  key: KeyRecord
+  routeClass: string
+  method: string
+  path: string
+  requestId: string
+}
+
+export type Reserved =
+  | { ok: true; units: number; unitsLeft: number }
+  /** The key changed since it was read (a grant revoked, say): read it again and retry once. */
+  | { ok: false; stale: true }
+  | { ok: false; stale: false; answer: Answer }
+
+export class Metering {
+  private readonly config: MeteringConfig
+  private prices = new Map<string, number>()
+  private readonly timers: NodeJS.Timeout[] = []
+
+  constructor(config: MeteringConfig) {
+    this.config = config
+  }
+
+  /** Loads the prices, then keeps them fresh and starts the sweeper. */
+  async start() {
+    this.prices = await loadPrices()
+    this.timers.push(
+      setInterval(() => this.reloadPrices(), PRICE_REFRESH_MS).unref(),
+      setInterval(() => this.sweep(), this.config.sweepIntervalS * 1000).unref(),
+    )
+  }
+
+  /**
+   * Stops the background work and writes the waiting commits, for a few seconds at most: a database
+   * that does not answer must not keep the process from ending (the sweeper settles what is left).
+   */
+  async stop() {
+    for (const timer of this.timers.splice(0)) clearInterval(timer)
+    await Promise.race([ledger.flushCommits(), new Promise(resolve => setTimeout(resolve, SHUTDOWN_FLUSH_MS).unref())])
+  }
+
+  /** The units a route class costs, or the answer refusing a class without a price. */
+  priceOf(call: MeteredCall): number | Answer {
+    const units = this.prices.get(call.routeClass)
+    if (units !== undefined) return units
+    const unpriced = refusal(403, 'ROUTE_NOT_PRICED', `No price is set for ${call.routeClass}; the call is not forwarded`)
+    return withUnitsLeft(unpriced, call.key.unitsLeft)
+  }
+
+  /** Reserves the units in one guarded write: the key must still be as it was read, and hold enough units. */
+  async reserve(call: MeteredCall, units: number): Promise<Reserved> {
+    const { key } = call
+    const reservation = await ledger.reserve({
+      keyId: key.ID, secretHash: key.secretHash, version: key.version, units, routeClass: call.routeClass, route: boundedRoute(call), requestId: call.requestId,
+    })
+    if (reservation.ok) return { ok: true, units, unitsLeft: remember(key, reservation.unitsLeft) }
+    switch (reservation.reason) {
+      case 'stale':
+        return { ok: false, stale: true }
+      case 'insufficient': {
+        const left = remember(key, reservation.unitsLeft)
+        const exhausted = refusal(402, 'UNITS_EXHAUSTED', `This call costs ${units} units (${call.routeClass}); ${left} are left`, { price: units, unitsLeft: left, routeClass: call.routeClass })
+        return { ok: false, stale: false, answer: withUnitsLeft(exhausted, left) }
+      }
+      case 'expired':
+        return { ok: false, stale: false, answer: expiredKey() }
+      case 'invalid':
+        return { ok: false, stale: false, answer: INVALID_KEY }
+    }
+  }
+
+  /**
+   * Resolves the reservation before the answer leaves: an error answer is refunded (written before
+   * it leaves), a success committed soon after. A call not answered in time is answered 504 at once
+   * and refunded right after: the refund must not wait for the handler, which may hold the database.
+   * Should the process die in between, the sweeper refunds.
+   */
+  settleOnAnswer(res: ServerResponse, call: MeteredCall, reserved: { units: number; unitsLeft: number }) {
+    const { requestId, key } = call
+    const { units, unitsLeft } = reserved
+    const held = holdResponse(res, async status => {
+      clearTimeout(timer)
+      if (status >= 400) {
+        const left = await ledger.refund(requestId, String(status))
+        setUnits(res, 0, remember(key, left ?? unitsLeft + units))
+      } else {
+        setUnits(res, units, unitsLeft)
+        ledger.commitSoon(requestId, String(status))
+      }
+    })
+    const timer = setTimeout(() => {
+      if (!held.takeOver()) return
+      const timedOut = refusal(504, 'UPSTREAM_TIMEOUT', `The call was not answered within ${this.config.timeoutMs} ms; its units are refunded`)
+      held.send(timedOut.status, { 'content-type': 'application/json', [UNITS_CHARGED]: 0, [UNITS_LEFT]: unitsLeft + units }, JSON.stringify(timedOut.body))
+      ledger.refund(requestId, 'timeout').catch(error => cds.log('gateway').error('could not refund a timed-out call; the sweeper will', requestId, error))
+    }, this.config.timeoutMs)
+  }
+
+  private async reloadPrices() {
+    try {
+      this.prices = await loadPrices()
+    } catch (error) {
+      cds.log('gateway').warn('could not reload prices', error)
+    }
+  }
+
+  private async sweep() {
+    try {
+      const voided = await ledger.sweep(this.config.reservationTimeoutS)
+      if (voided) cds.log('gateway').warn(`voided ${voided} reservations left pending longer than ${this.config.reservationTimeoutS} s`)
+    } catch (error) {
+      cds.log('gateway').error('sweeper failed', error)
+    }
+  }
+}
+
+/** The key keeps the balance this instance saw last, for answers that do not ask the database (a 429). */
+function remember(key: KeyRecord, unitsLeft: number): number {
+  key.unitsLeft = unitsLeft
+  return unitsLeft
+}
+
+/** `METHOD /path` as the ledger stores it: at most ROUTE_LENGTH characters. */
+function boundedRoute({ method, path }: MeteredCall): string {
+  const route = `${method} ${path}`
+  return route.length <= ROUTE_LENGTH ? route : route.slice(0, ROUTE_LENGTH - 1) + '…'
+}

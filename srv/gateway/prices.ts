@@ -1,0 +1,25 @@
+import cds from '@sap/cds'
+import { Prices } from '#cds-models/gateway'
+
+/** The unit table (db/data/gateway-Prices.csv): units per call of each route class. */
+
+const { SELECT } = cds.ql
+
+/** Units by route class, as metering charges them. */
+export async function loadPrices(): Promise<Map<string, number>> {
+  const rows = await cds.tx(() => SELECT.from(Prices).columns('routeClass', 'units'))
+  return new Map(rows.map(row => [row.routeClass!, Number(row.units)]))
+}
+
+/** The table and the pricing rule, as /prices serves them. */
+export async function priceList() {
+  const prices = await cds.tx(() => SELECT.from(Prices).columns('routeClass', 'units', 'description').orderBy('units', 'routeClass'))
+  return {
+    value: prices.map(price => ({ routeClass: price.routeClass, units: Number(price.units), description: price.description })),
+    rules: [
+      'A GET of an entity set or entity costs entity-read; a forwarded action or function costs its class (read-action unless the service prices it as build, submit, signing-request, chainb-write, proof or analytics).',
+      'Units are reserved before the call and refunded when the answer is an error (4xx or 5xx) or no answer comes within the timeout.',
+      'Free: $metadata, service documents, the chain-B verify lane, /zk-config, /me, /me/ledger, /me/rotate, /me/revoke, /prices, /health.',
+    ],
+  }
+}

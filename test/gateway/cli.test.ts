@@ -1,0 +1,39 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+
+/**
+ * The operator's command line, run as the README says (`npm run gateway -- keys issue …`), against
+ * a SQLite file of its own: a key issued there is an operator key unless --plan says otherwise, and
+ * its print-out offers nothing that does not exist yet.
+ */
+const root = join(__dirname, '..', '..')
+const run = promisify(execFile)
+let dataDir: string
+let env: NodeJS.ProcessEnv
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'chain-access-cli-'))
+  env = { ...process.env, cds_requires_db_credentials_url: join(dataDir, 'db.sqlite') }
+  // The development profile's SQLite file, whichever database the suite runs on.
+  for (const name of ['NODE_ENV', 'CDS_ENV', 'CDS_REQUIRES_DB_CREDENTIALS_DATABASE']) delete env[name]
+})
+
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+
+const gateway = async (...args: string[]) => (await run('npm', ['run', '-s', 'gateway', '--', ...args], { cwd: root, env })).stdout
+
+test('keys issue: an operator key by default, shown once, with how to call and no MCP command that does not exist yet', async () => {
+  const printed = await gateway('keys', 'issue', '--units', '7')
+  expect(printed).toMatch(/^API key \(shown once, store it now\):\n\n {2}cag_[A-Za-z0-9_-]{49}\n/)
+  expect(printed).toMatch(/ plan operator {2}units 7 /)
+  expect(printed).toContain('Authorization: Bearer <key>')
+  expect(printed).toContain('MCP servers: not yet available.')
+  expect(printed).not.toMatch(/mcpServers|npx|chain-access-mcp/)
+}, 60_000)
+
+test('keys issue --plan names another plan', async () => {
+  expect(await gateway('keys', 'issue', '--units', '7', '--plan', 'trial')).toMatch(/ plan trial {2}units 7 /)
+}, 60_000)
