@@ -10,7 +10,7 @@ import { GRANT_PREFIXES, isProduct } from './keys.ts'
  * The operator's command line, against the configured database (the SQLite file in development,
  * PostgreSQL with CDS_ENV=pg or in production):
  *
- *   npm run gateway -- keys issue --units N [--plan P] [--valid-days D] [--label L] [--bound-address A]
+ *   npm run gateway -- keys issue --units N [--plan P] [--valid-days D] [--label L] [--bound-address A] [--quiet]
  *   npm run gateway -- keys list | keys credit <id> N | keys revoke <id> | keys rotate <id>
  *   npm run gateway -- grants issue --product chain-a|chain-b [--key <id>] [--valid-days D] [--label L]
  *   npm run gateway -- grants revoke <id>
@@ -20,7 +20,7 @@ import { GRANT_PREFIXES, isProduct } from './keys.ts'
 const OPERATOR_PLAN = 'operator'
 
 const USAGE = `usage:
-  npm run gateway -- keys issue --units N [--plan trial|standard|scale|operator (default ${OPERATOR_PLAN})] [--valid-days D] [--label L] [--bound-address A]
+  npm run gateway -- keys issue --units N [--plan trial|standard|scale|operator (default ${OPERATOR_PLAN})] [--valid-days D] [--label L] [--bound-address A] [--quiet: print only the key]
   npm run gateway -- keys list
   npm run gateway -- keys credit <id> <units>
   npm run gateway -- keys revoke <id>
@@ -29,6 +29,9 @@ const USAGE = `usage:
   npm run gateway -- grants revoke <id>`
 
 type Options = Record<string, string>
+
+/** Options that take no value. */
+const FLAGS = new Set(['quiet'])
 
 async function main(args: string[]): Promise<number> {
   const [group, command, ...rest] = args
@@ -52,6 +55,7 @@ const COMMANDS: Record<string, (positional: string[], options: Options) => Promi
       label: options.label,
       boundAddress: options['bound-address'],
     })
+    if (options.quiet) return console.log(issued.key)
     console.log(`API key (shown once, store it now):\n\n  ${issued.key}\n`)
     console.log(`id ${issued.id}  plan ${issued.plan}  units ${issued.unitsLeft}  valid until ${issued.validUntil}\n`)
     console.log(keyUsage(gatewayConfig().publicUrl))
@@ -106,8 +110,9 @@ function parse(args: string[]): { positional: string[]; options: Options } {
   const positional: string[] = []
   const options: Options = {}
   for (let i = 0; i < args.length; i++) {
-    if (args[i].startsWith('--')) options[args[i].slice(2)] = args[++i]
-    else positional.push(args[i])
+    const name = args[i].slice(2)
+    if (!args[i].startsWith('--')) positional.push(args[i])
+    else options[name] = FLAGS.has(name) ? 'yes' : args[++i]
   }
   return { positional, options }
 }

@@ -34,6 +34,10 @@ test('keys issue: an operator key by default, shown once, with how to call and n
   expect(printed).not.toMatch(/mcpServers|npx|chain-access-mcp/)
 }, 60_000)
 
+test('keys issue --quiet prints the key alone, for scripts', async () => {
+  expect(await gateway('keys', 'issue', '--quiet', '--units', '7')).toMatch(/^cag_[A-Za-z0-9_-]{49}\n$/)
+}, 60_000)
+
 test('keys issue --plan names another plan', async () => {
   expect(await gateway('keys', 'issue', '--units', '7', '--plan', 'trial')).toMatch(/ plan trial {2}units 7 /)
 }, 60_000)
