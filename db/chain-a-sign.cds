@@ -11,24 +11,36 @@ using { common } from './common';
 namespace chainasign;
 
 /**
- * A signing request's lifecycle: pending → signed (the signer's answer is stored) → verified →
- * submitted; it ends cancelled, expired (its time ran out) or failed (the signature did not verify,
- * a policy refused it at submit, or the ledger rejected the transaction).
+ * The chain a record was made on, as the transaction service knows it from the upstream's genesis.
+ * A devnet restarted from the same seed is another chain (another systemStart), though it may
+ * produce the same transaction hashes. Each record says in `chainState` whether the upstream serves
+ * that chain now (current) or served it before (former: a restarted devnet, another network); a
+ * former chain's builds and submissions are gone, its signing requests, verified transactions and
+ * audit entries stay.
  */
-type SigningStatus : String(12) enum { pending; signed; verified; submitted; expired; cancelled; failed };
+aspect OnChain {
+  network      : String(16);
+  networkMagic : Integer;
+  systemStart  : Timestamp;
+}
 
-/** browser-wallet | cardano-cli | hsm */
-type SignerType : String(20);
-
-/** Owned by the owner of its build. */
-entity SigningRequests : common.Owned {
+/**
+ * Owned by the owner of its build. The stored status is brought up to date by the expiry job; reads
+ * answer the status as it stands (see the service).
+ */
+entity SigningRequests : common.Owned, OnChain {
   key ID                 : UUID;
       build              : Association to chainatx.TransactionBuilds not null;
-      status             : SigningStatus not null default 'pending';
-      signerType         : SignerType not null;
+      /**
+       * pending → signed (the signer's answer is stored) → verified → submitted; it ends cancelled,
+       * expired (its time ran out, or its build was forgotten with a former chain) or failed (the
+       * signature did not verify, a policy refused it at submit, or the ledger rejected it).
+       */
+      status             : String(12) enum { pending; signed; verified; submitted; expired; cancelled; failed } not null default 'pending';
+      signerType         : String(20) enum { ![browser-wallet]; ![cardano-cli]; hsm } not null;
+      chainState         : String(8) enum { current; former } not null default 'current';
       /** Free text about the signer: a wallet's name, an operator, a key label. */
       signerInfo         : String(100);
-      network            : String(16);
       /** The build's sender, whose keys are expected to sign. */
       senderAddress      : chaina.Bech32;
       /** The transaction id: the body hash every signature must cover. */
@@ -85,12 +97,19 @@ entity SigningAuditHead {
       hash     : String(64) not null;
 }
 
-/** A transaction verified here and accepted by the ledger; owned by the owner of its signing request. */
-entity VerifiedTransactions : common.Owned {
-  key txHash          : chaina.Hash32;
+/**
+ * A transaction verified here and accepted by the ledger; owned by the owner of its signing request.
+ * One row per owner, chain and transaction: the same hash on another chain (a devnet restarted from
+ * the same seed) or of another owner is another row.
+ */
+@assert.unique: { transaction: [owner, network, networkMagic, systemStart, txHash] }
+entity VerifiedTransactions : common.Owned, OnChain {
+  key ID              : UUID;
+      txHash          : chaina.Hash32 not null;
       signingRequest  : Association to SigningRequests;
       build           : Association to chainatx.TransactionBuilds;
-      signerType      : SignerType;
+      signerType      : SigningRequests:signerType;
+      chainState      : SigningRequests:chainState not null default 'current';
       /** JSON array of the key hashes whose valid signatures the transaction carries. */
       signerKeyHashes : LargeString;
       verifiedAt      : Timestamp;

@@ -7,19 +7,20 @@ using { common } from './common';
  */
 namespace chainatx;
 
-/**
- * A build's lifecycle: built → signing (a signing request exists) → submitted → confirmed, or it
- * ends failed (the ledger rejected it), cancelled (CancelBuild) or expired (its validity passed).
- */
-type BuildStatus : String(12) enum { built; signing; submitted; confirmed; failed; cancelled; expired };
-type SubmissionStatus : String(12) enum { pending; submitted; confirmed; failed };
+/** What a build makes: the build action it came from. */
+type BuildKind : String(20) enum { ada; multiAsset; mint; metadata; plutusSpend };
 
 /** Owned by the caller that built it (a rebuild keeps the owner); see db/common.cds. */
 entity TransactionBuilds : common.Owned {
   key ID               : UUID;
-      status           : BuildStatus not null default 'built';
-      /** ada | multiAsset | mint | metadata | plutusSpend */
-      kind             : String(20) not null;
+      /**
+       * built → signing (a signing request claimed it) → submitted → confirmed, or it ends failed
+       * (the ledger rejected it), cancelled (CancelBuild) or expired (its validity passed). A claim
+       * lapses with the request's expiry, and the build is built again. The expiry job brings the
+       * stored status up to date; reads answer the status as it stands (see the service).
+       */
+      status           : String(12) enum { built; signing; submitted; confirmed; failed; cancelled; expired } not null default 'built';
+      kind             : BuildKind not null;
       builder          : String(20) not null;
       network          : String(16);
       senderAddress    : chaina.Bech32;
@@ -35,6 +36,10 @@ entity TransactionBuilds : common.Owned {
       invalidHereafter : Int64;
       /** When the validity interval ends (the build expires unless submitted before). */
       expiresAt        : Timestamp;
+      /** While signing: when the signing request's claim lapses (its expiry), never after expiresAt. */
+      signingUntil     : Timestamp;
+      /** The signing request that claimed the build (an id of the signing service's). */
+      claimedBy        : UUID;
       requiredSigners  : LargeString;
       /** The build's parameters as JSON, so RebuildTransaction can build it again. */
       requestJson      : LargeString;
@@ -111,7 +116,7 @@ entity TransactionSubmissions : common.Owned {
   key ID             : UUID;
       build          : Association to TransactionBuilds;
       txHash         : chaina.Hash32 not null;
-      status         : SubmissionStatus not null default 'pending';
+      status         : String(12) enum { pending; submitted; confirmed; failed } not null default 'pending';
       signedTxCbor   : LargeString;
       /** The ledger's reason when it rejected the transaction. */
       errorCode      : String(40);

@@ -5,7 +5,7 @@ import cds from '@sap/cds'
  * way): once the request's own changes are rolled back, `work` runs in a transaction of its own.
  */
 export function afterRollback(req: cds.Request, work: (error: unknown) => Promise<unknown>) {
-  ;(req as any).on('failed', async (error: unknown) => {
+  failureOf(req).on('failed', async (error: unknown) => {
     try {
       await cds.tx(() => work(error))
     } catch (failure) {
@@ -13,3 +13,6 @@ export function afterRollback(req: cds.Request, work: (error: unknown) => Promis
     }
   })
 }
+
+/** A request's `failed` event (emitted after the rollback), which cds-types do not declare. */
+const failureOf = (req: cds.Request) => req as unknown as { on(event: 'failed', listener: (error: unknown) => Promise<void>): void }

@@ -1,9 +1,9 @@
 import cds from '@sap/cds'
-import { SigningAuditHead, SigningAuditLog_ } from '#cds-models/chainasign'
+import { SigningAuditHead, SigningAuditLog_, type SigningAuditLog } from '#cds-models/chainasign'
 import { appendAuditEntry, verifyChain, type AuditEntry, type AuditEventKind, type JsonValue } from '../chains/chain-a/signing/audit-chain.ts'
 import { ApiError } from '../lib/errors.ts'
 import { ownedBy } from '../lib/ownership.ts'
-import { runWrite } from '../lib/plain-sql.ts'
+import { runWrite, tableOf } from '../lib/plain-sql.ts'
 import { settleAll } from '../lib/settle-all.ts'
 
 /**
@@ -35,7 +35,7 @@ const queues = new WeakMap<object, AuditNote[]>()
  * other locks or for the chain.
  */
 export function audit(...notes: AuditNote[]) {
-  const root = (cds.context as any).context
+  const root = rootContext()
   let queue = queues.get(root)
   if (!queue) {
     const pending: AuditNote[] = (queue = [])
@@ -46,6 +46,9 @@ export function audit(...notes: AuditNote[]) {
   }
   queue.push(...notes)
 }
+
+/** The transaction's root context and its `commit` hook, which cds-types do not declare. */
+const rootContext = () => (cds.context as unknown as { context: { before(event: 'commit', hook: () => Promise<void>): void } }).context
 
 async function appendOne(note: AuditNote) {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -69,7 +72,7 @@ async function appendOne(note: AuditNote) {
 
 /** The first append ever creates the head; of two first appends, the other one finds it and retries. */
 async function createHead(entry: AuditEntry): Promise<boolean> {
-  const sql = 'INSERT INTO chainasign_SigningAuditHead (ID, sequence, hash) VALUES (?, ?, ?) ON CONFLICT (ID) DO NOTHING'
+  const sql = `INSERT INTO ${tableOf(SigningAuditHead)} (ID, sequence, hash) VALUES (?, ?, ?) ON CONFLICT (ID) DO NOTHING`
   return (await runWrite(sql, [HEAD_ID, entry.sequence, entry.hash])) === 1
 }
 
@@ -108,10 +111,10 @@ export async function auditLog(signingRequestId?: string | null): Promise<AuditL
   }
 }
 
-function entryOf(row: any) {
+function entryOf(row: SigningAuditLog) {
   return {
-    sequence: Number(row.sequence), occurredAt: row.occurredAt as string, kind: row.kind as AuditEventKind, signingRequestId: row.signingRequest_ID as string,
-    actor: row.actor as string, details: row.details as string, previousHash: row.previousHash as string, hash: row.hash as string,
+    sequence: Number(row.sequence), occurredAt: String(row.occurredAt), kind: row.kind as AuditEventKind, signingRequestId: String(row.signingRequest_ID),
+    actor: String(row.actor), details: String(row.details), previousHash: String(row.previousHash), hash: String(row.hash),
   }
 }
 

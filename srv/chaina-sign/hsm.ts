@@ -7,6 +7,7 @@ import { isApiError } from '../lib/errors.ts'
 import { requiresBlock, stringSetting } from '../lib/settings.ts'
 import { createSigningRequest, requestRow } from './requests.ts'
 import { recordSignature } from './signatures.ts'
+import { SignerType, SigningStatus } from './states.ts'
 
 /**
  * Signing with the configured PKCS#11 key (HSM_* environment variables, else
@@ -41,9 +42,9 @@ export async function signWithHsm(req: cds.Request, buildId: unknown, signerInfo
   const signer = hsmSigner()
   signer.assertMayUse(role => req.user.is(role))
   const config = hsmConfig()!
-  const id = await createSigningRequest(req, { buildId: buildId as string, signerType: 'hsm', signerInfo: signerInfo ?? `hsm ${config.keyLabel ?? config.keyId}` })
+  const id = await createSigningRequest(req, { buildId: buildId as string, signerType: SignerType.hsm, signerInfo: signerInfo ?? `hsm ${config.keyLabel ?? config.keyId}` })
   const request = await requestRow(id)
-  if (request.status === 'verified') return id
+  if (request.status === SigningStatus.verified) return id
   const signed = await signer.sign(request.unsignedTxCbor)
   await recordSignature(req, request, signed, {
     signerDetails: { keyLabel: config.keyLabel ?? null, keyId: config.keyId ?? null, publicKeyHash: signer.publicKey().hash().to_hex() },

@@ -1,5 +1,5 @@
 using { chainasign as db } from '../../db/chain-a-sign';
-using { ChainATransactionService } from '../chaina-transaction/service';
+using { chainatx } from '../../db/chain-a-tx';
 
 /**
  * Chain-A signing: hands an unsigned build to an external signer (`browser-wallet`: a CIP-30
@@ -11,7 +11,11 @@ using { ChainATransactionService } from '../chaina-transaction/service';
 @requires: 'authenticated-user'
 service ChainASignService {
 
-  @readonly entity SigningRequests      as projection on db.SigningRequests;
+  /** A request's status as it stands: an open request whose time has run out is expired. */
+  @readonly entity SigningRequests      as projection on db.SigningRequests {
+    *,
+    case when status in ('pending', 'signed', 'verified') and expiresAt < $now then 'expired' else status end as status : db.SigningRequests:status
+  };
   @readonly entity SigningAuditLog      as projection on db.SigningAuditLog;
   @readonly entity HsmConfigurations    as projection on db.HsmConfigurations;
   @readonly entity VerifiedTransactions as projection on db.VerifiedTransactions;
@@ -23,7 +27,7 @@ service ChainASignService {
   entity SigningPolicies as projection on db.SigningPolicies;
 
   /** A row of the transaction service's TransactionSubmissions. */
-  type Submission : projection on ChainATransactionService.TransactionSubmissions { *, build.ID as build_ID } excluding { build };
+  type Submission : projection on chainatx.TransactionSubmissions { *, build.ID as build_ID } excluding { build };
 
   type MissingSigner {
     keyHash   : String(56);

@@ -3,24 +3,28 @@ import {
   SigningRequests, HsmConfigurations, SigningPolicies, CreateSigningRequest, GetSigningRequest, VerifySignature,
   SubmitVerifiedTransaction, SignWithHsm, CancelSigningRequest, ListPendingRequests, GetAuditLog,
 } from '#cds-models/ChainASignService'
+import ChainABuildSigning, { type BuildsForgotten } from '#cds-models/ChainABuildSigning'
 import { chainA } from '../chains/chain-a/index.ts'
 import { parseAddress } from '../chains/chain-a/identifiers.ts'
 import { ownExpands, ownedBy } from '../lib/ownership.ts'
+import { expiryIntervalMs, scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
 import { auditLog } from './audit.ts'
+import { closeRecordsOfFormerChain, expireSigningRequests } from './expiry.ts'
 import { closeHsmSigner, refreshHsmConfigurations, signWithHsm } from './hsm.ts'
 import { checkPolicyWrite } from './policies.ts'
-import {
-  OPEN_STATES, cancelSigningRequest, checkSignerType, createSigningRequest, expireOrphanedRequests, expireStale, requestIn, requestRow, requiredId,
-} from './requests.ts'
+import { OPEN_STATES, cancelSigningRequest, checkSignerType, createSigningRequest, requestIn, requestRow, requiredId } from './requests.ts'
 import { recordSignature, signedFromAnswer, verificationAnswer } from './signatures.ts'
+import { SigningStatus } from './states.ts'
 import { submitVerified } from './submit.ts'
 
 const { SELECT } = cds.ql
 
 export class ChainASignService extends cds.ApplicationService {
+  /** The signing request expiry job, started once the services are served. */
+  expiry?: ScheduledJob
+
   init() {
     this.before('READ', '*', ownExpands)
-    this.before('READ', SigningRequests, () => expireStale())
     this.before('READ', HsmConfigurations, () => refreshHsmConfigurations())
     this.before(['CREATE', 'UPDATE'], SigningPolicies, checkPolicyWrite)
 
@@ -29,30 +33,29 @@ export class ChainASignService extends cds.ApplicationService {
     this.on(VerifySignature, verifySignature)
     this.on(SubmitVerifiedTransaction, req => submitVerified(req, req.data))
     this.on(CancelSigningRequest, async req => requestRow(await cancelSigningRequest(req, req.data.signingRequestId)))
-    this.on(GetSigningRequest, async req => {
-      const id = requiredId(req.data.signingRequestId, 'signingRequestId')
-      await expireStale()
-      return requestRow(id)
-    })
+    this.on(GetSigningRequest, req => requestRow(requiredId(req.data.signingRequestId, 'signingRequestId')))
     this.on(ListPendingRequests, req => pendingRequests(req.data.address))
     this.on(GetAuditLog, req => auditLog(req.data.signingRequestId))
 
-    cds.once('served', expireRequestsOfForgottenBuilds)
+    cds.once('served', async () => {
+      await closeRecordsOfForgottenBuilds()
+      this.expiry = scheduleJob('signing request expiry', expiryIntervalMs(), expireSigningRequests)
+    })
     cds.on('shutdown', closeHsmSigner)
     return super.init()
   }
 }
 
-/** When the transaction service forgets the builds of a former chain, their open requests expire. */
-function expireRequestsOfForgottenBuilds() {
-  const transactions = cds.services['ChainATransactionService' as any] as cds.Service | undefined
-  transactions?.on('BuildsForgotten', () => cds.tx(() => expireOrphanedRequests()))
+/** When the transaction service forgets the builds of a former chain, what was made on it is closed. */
+async function closeRecordsOfForgottenBuilds() {
+  const builds = await cds.connect.to(ChainABuildSigning)
+  builds.on('BuildsForgotten', (msg: { data: BuildsForgotten }) => closeRecordsOfFormerChain(msg.data))
 }
 
 /** Verifies a signer's answer without submitting; the outcome is stored on the request and answered. */
 async function verifySignature(req: cds.Request) {
   const { signingRequestId, signedTxCbor, signerType, signerInfo } = req.data
-  const request = await requestIn(req, signingRequestId, ['pending', 'signed'], 'only a pending request takes a signature')
+  const request = await requestIn(signingRequestId, [SigningStatus.pending, SigningStatus.signed], 'only a pending request takes a signature')
   checkSignerType(request, signerType)
   const outcome = await recordSignature(req, request, signedFromAnswer(request, signedTxCbor), { signerInfo })
   return verificationAnswer(request, outcome)
@@ -60,7 +63,6 @@ async function verifySignature(req: cds.Request) {
 
 /** The caller's open requests (everyone's for an operator: pending, signed, verified), oldest first; of one sender address when given. */
 async function pendingRequests(address?: string | null) {
-  await expireStale()
   const where: Record<string, unknown> = { status: { in: OPEN_STATES }, ...ownedBy() }
   if (address) where.senderAddress = parseAddress(address, chainA().networkName, 'address')
   return SELECT.from(SigningRequests).where(where).orderBy('createdAt', 'ID')

@@ -1,11 +1,11 @@
-import cds from '@sap/cds'
-import { BuildInputs } from '#cds-models/chainatx'
+import type cds from '@sap/cds'
 import { signedCborFromCli } from '../chains/chain-a/signing/cardano-cli.ts'
 import { verifySignedTransaction, type VerificationResult } from '../chains/chain-a/signing/verify.ts'
 import { mergeSignerAnswer, type SignedTransaction } from '../chains/chain-a/signing/witnesses.ts'
 import { ApiError, badInput } from '../lib/errors.ts'
 import { audit, type AuditNote } from './audit.ts'
-import { actorOf, buildAwaitingSignature, handBackBuild, refusedTransition, transition, type RequestRow } from './requests.ts'
+import { SignerType, SigningStatus } from './states.ts'
+import { actorOf, buildAwaitingSignature, handBackBuild, refusedTransition, transition, type BuildFacts, type RequestRow } from './requests.ts'
 
 /**
  * What a signer answers, merged into the request's original transaction and verified against its
@@ -14,37 +14,36 @@ import { actorOf, buildAwaitingSignature, handBackBuild, refusedTransition, tran
  * problems found).
  */
 
-const { SELECT } = cds.ql
-
 export interface SignatureOutcome {
   result: VerificationResult
-  status: 'verified' | 'failed'
+  status: typeof SigningStatus.verified | typeof SigningStatus.failed
 }
 
 /** The signed transaction from a browser wallet (witness set or transaction) or cardano-cli (the signed file or its cborHex). */
 export function signedFromAnswer(request: RequestRow, answer: unknown): SignedTransaction {
-  if (request.signerType === 'hsm') {
+  if (request.signerType === SignerType.hsm) {
     throw badInput('SIGNER_TYPE_MISMATCH', `Signing request ${request.ID} is signed by the HSM: use SignWithHsm`, 'signedTxCbor')
   }
   if (typeof answer !== 'string' || !answer.trim()) throw badInput('MISSING_PARAMETER', 'signedTxCbor is required: the signer\'s answer', 'signedTxCbor')
-  return mergeSignerAnswer(request.unsignedTxCbor, request.signerType === 'cardano-cli' ? signedCborFromCli(answer) : answer)
+  return mergeSignerAnswer(request.unsignedTxCbor, request.signerType === SignerType['cardano-cli'] ? signedCborFromCli(answer) : answer)
 }
 
 /** Stores the signed transaction (pending|signed → signed) and the verification's outcome (→ verified or failed). */
 export async function recordSignature(req: cds.Request, request: RequestRow, signed: SignedTransaction, extra: { signerInfo?: string | null; signerDetails?: AuditNote['details'] } = {}): Promise<SignatureOutcome> {
-  await buildAwaitingSignature(request)
-  const result = await verifyAgainstBuild(request, signed.cborHex)
+  const build = await buildAwaitingSignature(request)
+  const result = await verifyAgainstBuild(request, build, signed.cborHex)
   const at = new Date().toISOString()
   const signerInfoChange = extra.signerInfo ? { signerInfo: extra.signerInfo } : {}
-  if (!(await transition(request.ID, ['pending', 'signed'], 'signed', { signedTxCbor: signed.cborHex, signedAt: at, ...signerInfoChange }))) {
-    throw await refusedTransition(req, request.ID, 'only a pending request takes a signature')
+  const { pending, signed: signedState, verified, failed } = SigningStatus
+  if (!(await transition(request.ID, [pending, signedState], signedState, { signedTxCbor: signed.cborHex, signedAt: at, ...signerInfoChange }))) {
+    throw await refusedTransition(request.ID, 'only a pending request takes a signature')
   }
   const verification = JSON.stringify(summaryOf(result))
-  const status = result.valid ? 'verified' : 'failed'
-  if (result.valid) await transition(request.ID, ['signed'], 'verified', { verifiedAt: at, verification })
+  const status = result.valid ? verified : failed
+  if (result.valid) await transition(request.ID, [signedState], verified, { verifiedAt: at, verification })
   else {
-    await transition(request.ID, ['signed'], 'failed', { verification, failureCode: 'SIGNATURE_INVALID', failureReason: describeFailure(result).slice(0, 2000) })
-    await handBackBuild(request.build_ID)
+    await transition(request.ID, [signedState], failed, { verification, failureCode: 'SIGNATURE_INVALID', failureReason: describeFailure(result).slice(0, 2000) })
+    await handBackBuild(request)
   }
   const actor = actorOf(req)
   const owner = request.owner
@@ -64,9 +63,8 @@ export const verificationAnswer = (request: RequestRow, outcome: SignatureOutcom
   signingRequestId: request.ID, status: outcome.status, txHash: outcome.result.txHash, ...summaryOf(outcome.result),
 })
 
-async function verifyAgainstBuild(request: RequestRow, signedCbor: string): Promise<VerificationResult> {
-  const inputs = await SELECT.from(BuildInputs).columns('txHash', 'outputIndex', 'address').where({ build_ID: request.build_ID })
-  const owners = Object.fromEntries(inputs.map(input => [`${input.txHash}#${input.outputIndex}`, input.address!]))
+function verifyAgainstBuild(request: RequestRow, build: BuildFacts, signedCbor: string): Promise<VerificationResult> {
+  const owners = Object.fromEntries((build.spent ?? []).map(input => [`${input.txHash}#${input.outputIndex}`, input.address!]))
   return verifySignedTransaction(signedCbor, { expectedBodyHash: request.txHash, inputOwners: owners })
 }
 

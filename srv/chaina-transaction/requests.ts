@@ -3,13 +3,12 @@ import { parseNativeScript } from '../chains/chain-a/builders/request.ts'
 import { parseAddress, parseAssetUnit, parseOutputIndex, parseTxHash } from '../chains/chain-a/identifiers.ts'
 import type { AssetQuantity } from '../chains/chain-a/port.ts'
 import { badInput } from '../lib/errors.ts'
+import type { BuildKind } from './states.ts'
 
 /**
  * The build actions' parameters, checked and turned into what a builder needs. The parameters are
  * kept as given (`requestJson`), so a failed or expired build can be built again.
  */
-
-export type BuildKind = 'ada' | 'multiAsset' | 'mint' | 'metadata' | 'plutusSpend'
 
 export interface BuildParameters {
   senderAddress?: string | null
@@ -104,7 +103,7 @@ function parseJson(text: unknown, target: string, code: string): unknown {
 function parseAssets(json: unknown): AssetQuantity[] {
   const assets = parseJson(json, 'assetsJson', 'INVALID_ASSETS')
   if (!Array.isArray(assets) || !assets.length) throw badInput('INVALID_ASSETS', 'assetsJson must be a non-empty array of {unit, quantity}', 'assetsJson')
-  return assets.map((asset: any, i) => {
+  return assets.map((asset: { unit?: unknown; quantity?: unknown } | null, i) => {
     const unit = parseAssetUnit(asset?.unit, `assetsJson[${i}].unit`)
     const quantity = String(asset?.quantity ?? '')
     if (!/^\d{1,39}$/.test(quantity) || BigInt(quantity) <= 0n) throw badInput('INVALID_ASSETS', `assetsJson[${i}].quantity must be a positive whole number, got '${asset?.quantity}'`, 'assetsJson')
@@ -121,7 +120,7 @@ function parseMint(json: unknown, policy: unknown): { request: MintRequest; mint
   if (!Array.isArray(actions) || !actions.length) throw badInput('INVALID_MINT_ACTIONS', 'mintActionsJson must be a non-empty array of {assetName | assetNameHex, quantity}', 'mintActionsJson')
   const policyText = requiredText(policy, 'mintingPolicyScript')
   const policyId = parseNativeScript(policyText, 'mintingPolicyScript').hash().to_hex()
-  const assets = actions.map((action: any, i) => {
+  const assets = actions.map((action: { assetName?: unknown; assetNameHex?: unknown; quantity?: unknown } | null, i) => {
     const assetName = typeof action?.assetNameHex === 'string' ? action.assetNameHex.toLowerCase() : Buffer.from(String(action?.assetName ?? ''), 'utf8').toString('hex')
     if (!/^([0-9a-f]{2}){0,32}$/.test(assetName)) throw badInput('INVALID_MINT_ACTIONS', `mintActionsJson[${i}] names an asset longer than 32 bytes or not in hex`, 'mintActionsJson')
     const quantity = String(action?.quantity ?? '')

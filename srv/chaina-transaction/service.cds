@@ -11,7 +11,15 @@ using { common } from '../../db/common';
 @requires: 'authenticated-user'
 service ChainATransactionService {
 
-  @readonly entity TransactionBuilds       as projection on db.TransactionBuilds excluding { requestJson };
+  /** A build's status as it stands: expired once its validity has passed, built again once a signing claim lapsed. */
+  @readonly entity TransactionBuilds       as projection on db.TransactionBuilds {
+    *,
+    case
+      when status in ('built', 'signing') and expiresAt < $now then 'expired'
+      when status = 'signing' and signingUntil < $now then 'built'
+      else status
+    end as status : db.TransactionBuilds:status
+  } excluding { requestJson };
   @readonly entity TransactionSubmissions  as projection on db.TransactionSubmissions;
   @readonly entity BuildInputs             as projection on db.BuildInputs;
   @readonly entity BuildOutputs            as projection on db.BuildOutputs;
@@ -74,8 +82,4 @@ service ChainATransactionService {
     addresses : many String;
   }
 
-  /** The upstream is another chain than the one the builds were made on: they were all removed. */
-  event BuildsForgotten {
-    network : String(16);
-  }
 }

@@ -1,54 +1,57 @@
 import cds from '@sap/cds'
 import {
-  TransactionBuilds, BuildSimpleAdaTransaction, BuildMultiAssetTransaction, BuildTokenMintTransaction, BuildMetadataTransaction,
+  BuildSimpleAdaTransaction, BuildMultiAssetTransaction, BuildTokenMintTransaction, BuildMetadataTransaction,
   BuildPlutusSpendTransaction, SubmitSignedTransaction, GetBuildStatus, GetTransactionStatus, CancelBuild, RebuildTransaction,
   EstimateFee, ValidateAddresses,
 } from '#cds-models/ChainATransactionService'
+import ChainABuildSigning from '#cds-models/ChainABuildSigning'
 import { builderFor } from '../chains/chain-a/builders/index.ts'
 import { chainA } from '../chains/chain-a/index.ts'
 import { describeAddress, networkIdOf } from '../chains/chain-a/identifiers.ts'
-import { notFound } from '../lib/errors.ts'
-import { ownExpands, ownedBy } from '../lib/ownership.ts'
-import { cancelBuild, createBuild, defaultBuilder, expireStaleBuilds, rebuild } from './builds.ts'
+import { ownExpands } from '../lib/ownership.ts'
+import { expiryIntervalMs, scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
+import { buildNow, cancelBuild, createBuild, defaultBuilder, rebuild } from './builds.ts'
 import { chainContext, forgetBuildsOfAnotherChain } from './chain-context.ts'
-import { planBuild, type BuildKind } from './requests.ts'
+import { chainIdentity } from './chain-identity.ts'
+import { expireBuilds } from './expiry.ts'
+import { planBuild } from './requests.ts'
+import type { BuildKind } from './states.ts'
 import { submitSigned, transactionStatus } from './submissions.ts'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 
-const { SELECT } = cds.ql
-
 export class ChainATransactionService extends cds.ApplicationService {
+  /** The build expiry job, started once the services are served. */
+  expiry?: ScheduledJob
+
   init() {
     this.before('READ', '*', ownExpands)
-    this.before('READ', TransactionBuilds, () => expireStaleBuilds())
     this.serveBuilds()
     this.serveLifecycle()
     this.serveHelpers()
-    cds.once('served', () => this.forgetBuildsOfAnotherChainOnStart())
+    cds.once('served', async () => {
+      await this.forgetBuildsOfAnotherChainOnStart()
+      this.expiry = scheduleJob('chain-A build expiry', expiryIntervalMs(), expireBuilds)
+    })
     return super.init()
   }
 
   private serveBuilds() {
-    const build = (kind: BuildKind) => async (req: cds.Request) => buildRow(await createBuild(kind, req.data, req.data.builder))
+    const build = (kind: BuildKind) => async (req: cds.Request) => buildNow(await createBuild(kind, req.data, req.data.builder))
     this.on(BuildSimpleAdaTransaction, build('ada'))
     this.on(BuildMultiAssetTransaction, build('multiAsset'))
     this.on(BuildTokenMintTransaction, build('mint'))
     this.on(BuildMetadataTransaction, build('metadata'))
     this.on(BuildPlutusSpendTransaction, build('plutusSpend'))
-    this.on(RebuildTransaction, async req => buildRow(await rebuild(req.data.buildId!, req.data.builder)))
+    this.on(RebuildTransaction, async req => buildNow(await rebuild(req.data.buildId!, req.data.builder)))
   }
 
   private serveLifecycle() {
     this.on(SubmitSignedTransaction, req => submitSigned(this, req, req.data.signedTxCbor, req.data.buildId))
     this.on(GetTransactionStatus, req => transactionStatus(this, req.data.txHash))
-    this.on(GetBuildStatus, async req => {
-      await expireStaleBuilds()
-      return buildRow(req.data.buildId!)
-    })
+    this.on(GetBuildStatus, req => buildNow(req.data.buildId!))
     this.on(CancelBuild, async req => {
-      await expireStaleBuilds()
       await cancelBuild(req.data.buildId!)
-      return buildRow(req.data.buildId!)
+      return buildNow(req.data.buildId!)
     })
   }
 
@@ -67,24 +70,20 @@ export class ChainATransactionService extends cds.ApplicationService {
     this.on(ValidateAddresses, req => (req.data.addresses ?? []).map(validateAddress))
   }
 
-  /** Builds, locks and submissions made on another chain than the upstream's now are removed. */
+  /**
+   * Builds, locks and submissions made on another chain than the upstream's now are removed; the
+   * signing service hears of it (BuildsForgotten, with the chain the builds are made on now).
+   */
   private async forgetBuildsOfAnotherChainOnStart() {
     try {
       if (!(await cds.tx(() => forgetBuildsOfAnotherChain()))) return
       cds.log('chaina-transaction').warn('the upstream is another chain now: builds, locks and submissions of the former one were removed')
-      await cds.tx({ user: cds.User.privileged }, () => this.emit('BuildsForgotten', { network: chainA().networkName }))
+      const signing = await cds.connect.to(ChainABuildSigning)
+      await cds.tx({ user: cds.User.privileged }, async () => signing.emit('BuildsForgotten', await chainIdentity()))
     } catch (error) {
       cds.log('chaina-transaction').warn('could not check the upstream chain at start; builds stay as they are', error)
     }
   }
-}
-
-
-/** A build of the caller's (any for an operator); another owner's answers 404 like one that does not exist. */
-async function buildRow(id: string) {
-  const row = await SELECT.one.from(TransactionBuilds).where({ ID: id, ...ownedBy() })
-  if (!row) throw notFound('BUILD_NOT_FOUND', `There is no build ${id}`, 'buildId')
-  return row
 }
 
 function validateAddress(text: string | null) {

@@ -1,11 +1,13 @@
 import cds from '@sap/cds'
-import { BuildInputs, TransactionBuilds, TransactionSubmissions } from '#cds-models/chainatx'
+import { BuildInputs, TransactionSubmissions, type TransactionSubmission } from '#cds-models/chainatx'
+import { TransactionBuilds as BuildsNow } from '#cds-models/ChainATransactionService'
 import { chainA } from '../chains/chain-a/index.ts'
 import { networkIdOf, parseTxHash } from '../chains/chain-a/identifiers.ts'
 import { bodyHashOf, listOf, parseTransaction } from '../chains/chain-a/signing/witnesses.ts'
 import { ApiError, badInput, isApiError, notFound } from '../lib/errors.ts'
 import { ownedBy, ownerOf } from '../lib/ownership.ts'
-import { PENDING_STATES, expireStaleBuilds, settleBuild } from './builds.ts'
+import { PENDING_STATES, buildNow, settleBuild } from './builds.ts'
+import { BuildStatus, SubmissionStatus } from './states.ts'
 
 /**
  * Submission of signed transactions and their status up to confirmation. Each owner submits a
@@ -16,7 +18,11 @@ import { PENDING_STATES, expireStaleBuilds, settleBuild } from './builds.ts'
  * 400 TX_REJECTED with that reason.
  */
 
-const { SELECT, INSERT, UPDATE, UPSERT } = cds.ql
+const { SELECT, UPDATE, UPSERT } = cds.ql
+
+/** What runs when the request fails, after its own changes were rolled back (cds-types do not declare `req.on`). */
+const onFailure = (req: cds.Request, listener: (error: unknown) => unknown) =>
+  (req as unknown as { on(event: 'failed', listener: (error: unknown) => unknown): void }).on('failed', listener)
 
 interface SignedTransaction {
   txHash: string
@@ -27,31 +33,30 @@ interface SignedTransaction {
 
 export async function submitSigned(srv: cds.Service, req: cds.Request, signedTxCbor: unknown, buildId?: string | null) {
   const signed = readSigned(signedTxCbor)
-  await expireStaleBuilds()
   const build = buildId
     ? await pendingBuild(buildId, signed.txHash)
-    : await SELECT.one.from(TransactionBuilds).columns('ID', 'owner', 'status').where({ txHash: signed.txHash, ...ownedBy() })
-  const owner: string = build?.owner ?? ownerOf()
+    : await SELECT.one.from(BuildsNow).columns('ID', 'owner', 'status').where({ txHash: signed.txHash, ...ownedBy() })
+  const owner = build?.owner ?? ownerOf()
   const earlier = await refuseSecondSubmission(owner, signed.txHash)
 
   const submissionId = earlier?.ID ?? cds.utils.uuid()
   const submittedAt = new Date().toISOString()
-  ;(req as any).on('failed', (error: unknown) => recordRejection(error, submissionId, owner, signed, build?.ID, signedTxCbor as string))
+  onFailure(req, error => recordRejection(error, submissionId, owner, signed, build?.ID ?? undefined, signedTxCbor as string))
   await UPSERT.into(TransactionSubmissions).entries({
-    ID: submissionId, owner, build_ID: build?.ID ?? null, txHash: signed.txHash, status: 'pending', signedTxCbor: signedTxCbor as string, submittedAt,
+    ID: submissionId, owner, build_ID: build?.ID ?? null, txHash: signed.txHash, status: SubmissionStatus.pending, signedTxCbor: signedTxCbor as string, submittedAt,
     errorCode: null, errorMessage: null,
   })
   await chainA().submit(signed.bytes)
-  await UPDATE.entity(TransactionSubmissions).set({ status: 'submitted' }).where({ ID: submissionId })
-  if (build) await settleBuild(build.ID, 'submitted')
-  const inputAddresses = build ? (await SELECT.from(BuildInputs).columns('address').where({ build_ID: build.ID })).map((input: any) => input.address) : []
+  await UPDATE.entity(TransactionSubmissions).set({ status: SubmissionStatus.submitted }).where({ ID: submissionId })
+  if (build?.ID) await settleBuild(build.ID, BuildStatus.submitted)
+  const inputAddresses = build ? (await SELECT.from(BuildInputs).columns('address').where({ build_ID: build.ID })).map(input => input.address!) : []
   await srv.emit('TransactionSubmitted', { txHash: signed.txHash, spent: signed.spent, addresses: [...new Set([...inputAddresses, ...signed.outputAddresses])] })
   return SELECT.one.from(TransactionSubmissions).where({ ID: submissionId })
 }
 
 export interface TransactionStatus {
   txHash: string
-  status: 'unknown' | 'pending' | 'submitted' | 'confirmed' | 'failed'
+  status: 'unknown' | SubmissionStatus
   confirmations: number
   blockHeight: number | null
   blockHash: string | null
@@ -67,7 +72,7 @@ export interface TransactionStatus {
  */
 export async function transactionStatus(srv: cds.Service, txHashParameter: unknown): Promise<TransactionStatus> {
   const txHash = parseTxHash(txHashParameter, 'txHash')
-  const submission: any = await SELECT.one.from(TransactionSubmissions).where({ txHash, ...ownedBy() })
+  const submission = await SELECT.one.from(TransactionSubmissions).where({ txHash, ...ownedBy() })
   const [onChain, tip] = await Promise.all([chainA().transaction(txHash), chainA().tip()])
   const status: TransactionStatus = {
     txHash, status: submission?.status ?? 'unknown', confirmations: 0, blockHeight: null, blockHash: null, blockTime: null,
@@ -75,21 +80,21 @@ export async function transactionStatus(srv: cds.Service, txHashParameter: unkno
   }
   if (onChain) {
     Object.assign(status, {
-      status: 'confirmed', confirmations: tip.height - onChain.blockHeight + 1, blockHeight: onChain.blockHeight,
+      status: SubmissionStatus.confirmed, confirmations: tip.height - onChain.blockHeight + 1, blockHeight: onChain.blockHeight,
       blockHash: onChain.blockHash, blockTime: new Date(onChain.blockTime * 1000).toISOString(),
     })
-    if (submission && submission.status !== 'confirmed') await markConfirmed(srv, submission, onChain)
+    if (submission && submission.status !== SubmissionStatus.confirmed) await markConfirmed(srv, submission, onChain)
   } else if (!submission) {
     throw notFound('TRANSACTION_NOT_FOUND', `Transaction ${txHash} is neither on chain nor submitted here`, 'txHash')
   }
   return status
 }
 
-async function markConfirmed(srv: cds.Service, submission: any, onChain: { blockHeight: number; blockHash: string; outputs: { address: string }[]; inputs: { address: string; txHash: string; outputIndex: number }[] }) {
+async function markConfirmed(srv: cds.Service, submission: TransactionSubmission, onChain: { blockHeight: number; blockHash: string; outputs: { address: string }[]; inputs: { address: string; txHash: string; outputIndex: number }[] }) {
   await UPDATE.entity(TransactionSubmissions)
-    .set({ status: 'confirmed', confirmedAt: new Date().toISOString(), blockHeight: onChain.blockHeight, blockHash: onChain.blockHash })
+    .set({ status: SubmissionStatus.confirmed, confirmedAt: new Date().toISOString(), blockHeight: onChain.blockHeight, blockHash: onChain.blockHash })
     .where({ ID: submission.ID })
-  if (submission.build_ID) await settleBuild(submission.build_ID, 'confirmed')
+  if (submission.build_ID) await settleBuild(submission.build_ID, BuildStatus.confirmed)
   await srv.emit('TransactionSubmitted', {
     txHash: submission.txHash,
     spent: onChain.inputs.map(input => `${input.txHash}#${input.outputIndex}`),
@@ -116,19 +121,18 @@ function readSigned(signedTxCbor: unknown): SignedTransaction {
 
 /** The caller's build (any for an operator) that the signed transaction is, still waiting to be submitted. */
 async function pendingBuild(buildId: string, txHash: string) {
-  const build: any = await SELECT.one.from(TransactionBuilds).columns('ID', 'owner', 'status', 'txHash').where({ ID: buildId, ...ownedBy() })
-  if (!build) throw notFound('BUILD_NOT_FOUND', `There is no build ${buildId}`, 'buildId')
+  const build = await buildNow(buildId)
   if (build.txHash !== txHash) throw badInput('BODY_HASH_MISMATCH', `The signed transaction ${txHash} is not build ${buildId} (${build.txHash}): its body was changed`, 'signedTxCbor')
-  if (build.status === 'submitted' || build.status === 'confirmed') throw new ApiError(409, 'TX_ALREADY_SUBMITTED', `Build ${buildId} was already submitted as ${txHash}`, { target: 'buildId' })
-  if (!PENDING_STATES.includes(build.status)) throw new ApiError(409, 'INVALID_BUILD_STATE', `Build ${buildId} is ${build.status}; rebuild it to submit again`, { target: 'buildId' })
+  if (build.status === BuildStatus.submitted || build.status === BuildStatus.confirmed) throw new ApiError(409, 'TX_ALREADY_SUBMITTED', `Build ${buildId} was already submitted as ${txHash}`, { target: 'buildId' })
+  if (!PENDING_STATES.includes(build.status!)) throw new ApiError(409, 'INVALID_BUILD_STATE', `Build ${buildId} is ${build.status}; rebuild it to submit again`, { target: 'buildId' })
   return build
 }
 
 /** Refuses a transaction the owner submitted before; answers the owner's earlier failed submission, which is tried again. */
 async function refuseSecondSubmission(owner: string, txHash: string): Promise<{ ID: string } | undefined> {
-  const earlier: any = await SELECT.one.from(TransactionSubmissions).columns('ID', 'status').where({ owner, txHash })
-  if (earlier && earlier.status !== 'failed') throw new ApiError(409, 'TX_ALREADY_SUBMITTED', `Transaction ${txHash} was already submitted (${earlier.status})`, { target: 'signedTxCbor' })
-  return earlier ?? undefined
+  const earlier = await SELECT.one.from(TransactionSubmissions).columns('ID', 'status').where({ owner, txHash })
+  if (earlier && earlier.status !== SubmissionStatus.failed) throw new ApiError(409, 'TX_ALREADY_SUBMITTED', `Transaction ${txHash} was already submitted (${earlier.status})`, { target: 'signedTxCbor' })
+  return earlier ? { ID: earlier.ID! } : undefined
 }
 
 /** After the rollback of a rejected submission: remember the ledger's reason for the submission and the build. */
@@ -137,10 +141,10 @@ async function recordRejection(error: unknown, submissionId: string, owner: stri
   try {
     await cds.tx(async () => {
       await UPSERT.into(TransactionSubmissions).entries({
-        ID: submissionId, owner, build_ID: buildId ?? null, txHash: signed.txHash, status: 'failed', signedTxCbor,
+        ID: submissionId, owner, build_ID: buildId ?? null, txHash: signed.txHash, status: SubmissionStatus.failed, signedTxCbor,
         errorCode: error.code, errorMessage: error.message.slice(0, 2000), submittedAt: new Date().toISOString(),
       })
-      if (buildId) await settleBuild(buildId, 'failed', error.message)
+      if (buildId) await settleBuild(buildId, BuildStatus.failed, error.message)
     })
   } catch (failure) {
     cds.log('chaina-transaction').error('could not record the rejection of', signed.txHash, failure)

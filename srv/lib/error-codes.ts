@@ -71,12 +71,27 @@ function unexpected(error: any, req: any): ApiError {
 
 const isStableCode = (code: unknown) => typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code) && !/^(SQLITE|ERR)_/.test(code)
 
+type DatabaseErrorKind = 'constraint' | 'value' | 'query'
+
+/** SQLite's primary result code of every constraint violation (extended codes keep it in their low byte). */
+const SQLITE_CONSTRAINT = 19
+
+/** What a database error means for the caller, the error's own or that of the error it wraps (`cause`). */
+function databaseErrorKind(error: any, req: any): DatabaseErrorKind | undefined {
+  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; e = e.cause, depth++) {
+    const kind = kindOf(e, req)
+    if (kind) return kind
+  }
+  return undefined
+}
+
 /**
  * SQLite (node:sqlite result codes) and PostgreSQL (SQLSTATE classes 23, 22 and 42) errors by what
  * they mean for the caller. A read's query is the caller's own expression: when the database finds
- * a function or operator applied to the wrong type in it, the query is at fault (400).
+ * a function or operator applied to the wrong type in it, the query is at fault (400). Every
+ * constraint violation (unique, primary or foreign key, not null, check) is a conflict (409).
  */
-function databaseErrorKind(error: any, req: any): 'constraint' | 'value' | 'query' | undefined {
+function kindOf(error: any, req: any): DatabaseErrorKind | undefined {
   const sqlState = typeof error.sqlState === 'string' ? error.sqlState : typeof error.code === 'string' && /^[0-9A-Z]{5}$/.test(error.code) && error.severity ? error.code : undefined
   const read = req?.method === 'GET' || req?.method === 'HEAD'
   if (sqlState?.startsWith('23')) return 'constraint'
@@ -85,7 +100,9 @@ function databaseErrorKind(error: any, req: any): 'constraint' | 'value' | 'quer
   if (read && error.code === 'ERR_SQLITE_ERROR' && /no such function|wrong number of arguments|misuse of/i.test(String(error.message))) return 'query'
   // SQLite's date functions are JavaScript, and refuse a value that is no date.
   if (read && /^Value does not contain a valid (date|time)/.test(String(error.message))) return 'query'
-  if (/CONSTRAINT/.test(String(error.code)) || (error.code === 'ERR_SQLITE_ERROR' && /constraint failed/i.test(String(error.message)))) return 'constraint'
+  // The drivers' names (SQLITE_CONSTRAINT_*) and CAP's (UNIQUE_CONSTRAINT_VIOLATION, ENTITY_ALREADY_EXISTS).
+  if (/CONSTRAINT/.test(String(error.code)) || error.code === 'ENTITY_ALREADY_EXISTS') return 'constraint'
+  if (error.code === 'ERR_SQLITE_ERROR' && (/constraint failed/i.test(String(error.message)) || (Number(error.errcode) & 0xff) === SQLITE_CONSTRAINT)) return 'constraint'
   if (error.code === 'ERR_SQLITE_ERROR' && /datatype mismatch|too big|out of range/i.test(String(error.message))) return 'value'
   return undefined
 }

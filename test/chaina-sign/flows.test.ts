@@ -31,11 +31,14 @@ async function verifySubmitConfirm(request: any, build: any, signedTxCbor: strin
   expect(submission.data).toMatchObject({ txHash: build.txHash, status: 'submitted', build_ID: build.ID, ID: expect.any(String) })
   const submitted = (await POST(`${SIGN}/GetSigningRequest`, { signingRequestId: request.ID })).data
   expect(submitted).toMatchObject({ status: 'submitted', submission_ID: submission.data.ID, submittedAt: expect.any(String) })
-  const verified = (await GET(`${SIGN}/VerifiedTransactions('${build.txHash}')`)).data
+  const [verified] = (await GET(`${SIGN}/VerifiedTransactions?$filter=txHash eq '${build.txHash}'`)).data.value
   expect(verified).toMatchObject({
-    txHash: build.txHash, signingRequest_ID: request.ID, build_ID: build.ID, signerType: request.signerType, submission_ID: submission.data.ID,
-    verifiedAt: submitted.verifiedAt, submittedAt: submitted.submittedAt,
+    ID: expect.any(String), txHash: build.txHash, signingRequest_ID: request.ID, build_ID: build.ID, signerType: request.signerType, submission_ID: submission.data.ID,
+    verifiedAt: submitted.verifiedAt, submittedAt: submitted.submittedAt, network: 'devnet', networkMagic: submitted.networkMagic,
+    systemStart: submitted.systemStart, chainState: 'current',
   })
+  expect(submitted).toMatchObject({ networkMagic: expect.any(Number), systemStart: expect.any(String), chainState: 'current' })
+  expect((await GET(`${SIGN}/VerifiedTransactions(${verified.ID})`)).data.txHash).toBe(build.txHash)
   expect(JSON.parse(verified.signerKeyHashes)).toEqual([wallet.payment.to_public().hash().to_hex()])
 
   await expectOnChain(POST, GET, devnet, build.txHash, build.ID)

@@ -88,3 +88,16 @@ test('SignWithHsm is closed on the hosted API (403, not charged); policy writes 
   await settled(id)
   expect(await balanceOf(id)).toBe(50 - 1)
 })
+
+test('what the signing service asks of builds (claim, release, signing facts) is no route: 403, not charged, nothing claimed', async () => {
+  const { id, key } = await issueTestKey({ units: 50 })
+  const build = (await POST(`${TX}/BuildSimpleAdaTransaction`, { senderAddress: wallet.address, recipientAddress: other, lovelaceAmount: '2000000' }, bearer(key))).data
+  const claim = { buildId: build.ID, signingRequestId: cds.utils.uuid(), until: new Date(Date.now() + 600_000).toISOString() }
+  for (const path of ['/odata/v4/chain-a-build-signing/ClaimBuildForSigning', `${TX}/ClaimBuildForSigning`, `${TX}/ReleaseBuild`, `${SIGN}/ClaimBuildForSigning`]) {
+    const response = await POST(path, claim, bearer(key))
+    expect([path, response.status, response.data.error?.code, response.headers['x-access-units-charged']]).toEqual([path, 403, 'ROUTE_NOT_FORWARDED', '0'])
+  }
+  expect((await POST(`${TX}/GetBuildStatus`, { buildId: build.ID }, bearer(key))).data.status).toBe('built')
+  await POST(`${TX}/CancelBuild`, { buildId: build.ID }, bearer(key))
+  await settled(id)
+})

@@ -62,7 +62,7 @@ test('SignWithHsm signs in the token and answers the verified request; it is sub
 
   const submission = await POST(`${SIGN}/SubmitVerifiedTransaction`, { signingRequestId: signed.data.ID })
   expect(submission.data).toMatchObject({ txHash: build.txHash, status: 'submitted' })
-  expect((await GET(`${SIGN}/VerifiedTransactions('${build.txHash}')`)).data).toMatchObject({ signerType: 'hsm', signerKeyHashes: JSON.stringify([keyHash]) })
+  expect((await GET(`${SIGN}/VerifiedTransactions?$filter=txHash eq '${build.txHash}'`)).data.value).toEqual([expect.objectContaining({ signerType: 'hsm', signerKeyHashes: JSON.stringify([keyHash]) })])
   await expectOnChain(POST, GET, devnet, build.txHash, build.ID)
 
   const log = (await POST(`${SIGN}/GetAuditLog`, { signingRequestId: signed.data.ID })).data

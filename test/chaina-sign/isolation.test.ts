@@ -74,8 +74,9 @@ describe('entity sets', () => {
 
   test('another owner\'s key answers 404 to bob, and the row to the operator', async () => {
     const ofGrant = records[grant.owner]
+    const [verified] = (await get(alice, `${SIGN}/VerifiedTransactions?$filter=txHash eq '${ofGrant.submittedBuild.txHash}'`)).data.value
     for (const path of [`${TX}/TransactionBuilds(${ofGrant.pending.ID})`, `${TX}/TransactionSubmissions(${ofGrant.submission.ID})`, `${SIGN}/SigningRequests(${ofGrant.request.ID})`,
-      `${SIGN}/VerifiedTransactions('${ofGrant.submittedBuild.txHash}')`]) {
+      `${SIGN}/VerifiedTransactions(${verified.ID})`]) {
       expect([path, (await get(bob, path)).status, (await get(alice, path)).status]).toEqual([path, 404, 200])
     }
   })

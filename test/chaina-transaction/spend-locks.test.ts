@@ -4,6 +4,7 @@ import { runningDevnet } from '../support/chain-a.ts'
 import { signWith } from '../support/sign.ts'
 import { ADA, buildTx, largestUtxo } from '../devnet/helpers.ts'
 import { issueGrant } from '../../srv/gateway/accounts.ts'
+import { runExpiryJobs } from '../support/expiry.ts'
 
 // Spend locks keep one owner's concurrent builds from selecting the same outputs, for as long as
 // signing needs (CHAIN_A_SPEND_LOCK_S), and never keep another owner from building.
@@ -118,13 +119,17 @@ describe('locks are released', () => {
     await built(lone.address)
   })
 
-  test('when the build expires', async () => {
+  test('when the build expires: they hold no longer at once, and the expiry job removes them', async () => {
     const lone = loneOutput()
     const first = await built(lone.address)
     await cds.tx(() => UPDATE(cds.entities('chainatx').TransactionBuilds, first.ID).set({ expiresAt: new Date(Date.now() - 1000).toISOString() }))
     expect((await POST(`${TX}/GetBuildStatus`, { buildId: first.ID }, bob)).data.status).toBe('expired')
+    const next = await built(lone.address)
     expect(await locksOf(first.ID)).toEqual([])
-    await built(lone.address)
+    expect(await locksOf(next.ID)).toEqual([expect.objectContaining({ owner: 'bob', address: lone.address })])
+    await runExpiryJobs()
+    expect((await cds.tx(() => SELECT.one.from(cds.entities('chainatx').TransactionBuilds, first.ID))).status).toBe('expired')
+    expect(await locksOf(next.ID)).toHaveLength(1)
   })
 })
 

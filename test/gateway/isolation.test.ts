@@ -116,6 +116,7 @@ beforeAll(async () => {
   expect(rejected.data.error.code).toBe('TX_REJECTED')
   a.failedSubmission = (await get(A, `${TX}/TransactionSubmissions?$filter=txHash eq '${a.failed.txHash}'`)).data.value[0]
   a.audit = (await get(A, `${SIGN}/SigningAuditLog?$filter=signingRequest_ID eq ${a.submittedRequest.ID}&$top=1`)).data.value[0]
+  a.verifiedTransaction = (await get(A, `${SIGN}/VerifiedTransactions?$filter=txHash eq '${a.submittedBuild.txHash}'`)).data.value[0]
   a.asset = (await get(A, `${TX}/BuildAssets?$filter=build_ID eq ${a.built.ID} and role eq 'mint'`)).data.value[0]
 
   b.built = await mint(B, 'CoinOfB')
@@ -142,7 +143,7 @@ describe('entity sets', () => {
     ['SigningRequests, navigation to the audit entries', () => `${SIGN}/SigningRequests(${a.submittedRequest.ID})/auditEntries`, () => `${SIGN}/SigningRequests(${uuid()})/auditEntries`],
     ['SigningAuditLog', () => `${SIGN}/SigningAuditLog(${a.audit.sequence})`, () => `${SIGN}/SigningAuditLog(999999)`],
     ['SigningAuditLog, navigation to the request', () => `${SIGN}/SigningAuditLog(${a.audit.sequence})/signingRequest`, () => `${SIGN}/SigningAuditLog(999999)/signingRequest`],
-    ['VerifiedTransactions', () => `${SIGN}/VerifiedTransactions('${a.submittedBuild.txHash}')`, () => `${SIGN}/VerifiedTransactions('${randomHash()}')`],
+    ['VerifiedTransactions', () => `${SIGN}/VerifiedTransactions(${a.verifiedTransaction.ID})`, () => `${SIGN}/VerifiedTransactions(${uuid()})`],
   ]
 
   test.each(keyed)('%s: A\'s key answers B 404, the same as an id that does not exist', async (_what, ofA, unknown) => {

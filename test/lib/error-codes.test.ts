@@ -15,6 +15,22 @@ test('a unique-constraint race in the database answers 409 CONFLICT, not a 5xx',
   expect(classify({ status: 500, code: '500', sqlState: '23505', message: 'duplicate key value' })).toMatchObject({ status: 409, code: 'CONFLICT' })
 })
 
+test('every constraint violation answers 409 CONFLICT, whichever database or layer reports it, also when another error wraps it', () => {
+  const violations: [string, object][] = [
+    ['node:sqlite, a unique key', { code: 'ERR_SQLITE_ERROR', errcode: 2067, errstr: 'constraint failed', message: 'UNIQUE constraint failed: chainasign_VerifiedTransactions.txHash' }],
+    ['node:sqlite, a primary key', { code: 'ERR_SQLITE_ERROR', errcode: 1555, message: 'UNIQUE constraint failed: chainatx_SpendLocks.owner' }],
+    ['node:sqlite, by its result code alone', { code: 'ERR_SQLITE_ERROR', errcode: 787, message: 'constraint violation' }],
+    ['node:sqlite, not null (as the SQLite service names it)', { code: 'SQLITE_CONSTRAINT_NOTNULL', message: 'NOT NULL constraint failed: chainasign_VerifiedTransactions.txHash' }],
+    ['PostgreSQL, a unique key', { code: '23505', severity: 'ERROR', message: 'duplicate key value violates unique constraint "chainasign_verifiedtransactions_transaction"' }],
+    ['PostgreSQL, a foreign key', { code: '23503', severity: 'ERROR', message: 'insert or update violates foreign key constraint' }],
+    ['PostgreSQL, a check', { code: '23514', severity: 'ERROR', message: 'new row violates check constraint' }],
+    ['CAP\'s names for it', { status: 400, code: 'UNIQUE_CONSTRAINT_VIOLATION', message: 'UNIQUE_CONSTRAINT_VIOLATION' }],
+    ['CAP\'s names for it', { status: 400, code: 'ENTITY_ALREADY_EXISTS', message: 'ENTITY_ALREADY_EXISTS' }],
+    ['wrapped', { status: 500, message: 'could not append', cause: { code: '23505', severity: 'ERROR', message: 'duplicate key value' } }],
+  ]
+  for (const [what, error] of violations) expect([what, classify(error)]).toEqual([what, expect.objectContaining({ status: 409, code: 'CONFLICT' })])
+})
+
 test('framework errors get codes from their status and message', () => {
   expect(classify({ status: 400, code: '400', message: 'Property "x" does not exist in "S.Blocks"' }).code).toBe('UNKNOWN_PROPERTY')
   expect(classify({ status: 404, code: '404', message: 'Invalid resource path "S.Nope"' }).code).toBe('UNKNOWN_RESOURCE')
