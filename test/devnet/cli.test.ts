@@ -1,18 +1,62 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { productionReason } from '../../srv/chains/chain-a/devnet/cli.ts'
+import { runCommand } from './helpers.ts'
 
-/** `npm run devnet` and `npm run devnet -- wallets`, run with the project's Node (process.execPath). */
+/** `npm run devnet` and its commands, run with the project's Node (process.execPath). */
 
 const ROOT = path.resolve(__dirname, '../..')
 const CLI = path.join(ROOT, 'srv/chains/chain-a/devnet/cli.ts')
-const env = (extra: Record<string, string>) => ({ ...process.env, NODE_ENV: 'development', CDS_ENV: '', ...extra })
+let stateRoot: string
+let stateDir: string
+beforeAll(() => {
+  stateRoot = mkdtempSync(path.join(tmpdir(), 'devnet-cli-'))
+})
+afterAll(() => rmSync(stateRoot, { recursive: true, force: true }))
+beforeEach(() => {
+  stateDir = mkdtempSync(path.join(stateRoot, 'chain-'))
+})
+const serving = new Set<{ stop(): Promise<void> }>()
+afterEach(() => Promise.all([...serving].map(devnet => devnet.stop())))
+const env = (extra: Record<string, string> = {}) => ({
+  ...process.env, NODE_ENV: 'development', CDS_ENV: '', DEVNET_STATE_DIR: stateDir, NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', ...extra,
+})
+const cli = (args: string[], extra: Record<string, string> = {}) => runCommand(process.execPath, [CLI, ...args], { cwd: ROOT, env: env(extra) })
+
+/** Serves the devnet until stopped; answers its URL once it listens. */
+async function serve(extra: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [CLI], { cwd: ROOT, env: env({ PORT: '0', DEVNET_SEED: 'cli-test', DEVNET_ACTIVITY: 'false', ...extra }) })
+  let output = ''
+  const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
+  child.stderr.on('data', chunk => { output += chunk })
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', chunk => {
+      output += chunk
+      const match = /^(http:\/\/127\.0\.0\.1:\d+)$/m.exec(output)
+      if (match) resolve(match[1])
+    })
+    child.once('exit', code => reject(new Error(`devnet exited with ${code}: ${output}`)))
+  })
+  const devnet = {
+    url,
+    output: () => output,
+    async stop() {
+      serving.delete(devnet)
+      child.kill('SIGTERM')
+      await exited
+    },
+  }
+  serving.add(devnet)
+  return devnet
+}
 
 const keyOf = (envelope: { cborHex: string }) => CSL.PrivateKey.from_normal_bytes(Buffer.from(envelope.cborHex.slice(4), 'hex'))
 
-it('prints the test wallets as JSON whose signing keys re-derive the addresses', () => {
-  const run = spawnSync(process.execPath, [CLI, 'wallets'], { cwd: ROOT, env: env({ DEVNET_WALLETS: '2', DEVNET_SEED: 'cli-test' }), encoding: 'utf8' })
+it('prints the test wallets as JSON whose signing keys re-derive the addresses', async () => {
+  const run = await cli(['wallets'], { DEVNET_WALLETS: '2', DEVNET_SEED: 'cli-test' })
   expect(run.status).toBe(0)
   const wallets = JSON.parse(run.stdout)
   expect(wallets).toHaveLength(2)
@@ -26,9 +70,9 @@ it('prints the test wallets as JSON whose signing keys re-derive the addresses',
   }
 })
 
-it('refuses to run in production', () => {
+it('refuses to run in production', async () => {
   for (const extra of [{ NODE_ENV: 'production' }, { CDS_ENV: 'pg,production' }] as Record<string, string>[]) {
-    const run = spawnSync(process.execPath, [CLI, 'wallets'], { cwd: ROOT, env: env(extra), encoding: 'utf8' })
+    const run = await cli(['wallets'], extra)
     expect(run.status).toBe(1)
     expect(run.stdout).toBe('')
     expect(run.stderr).toMatch(/refuses to run in production/)
@@ -36,21 +80,63 @@ it('refuses to run in production', () => {
   expect(productionReason({ NODE_ENV: 'development', CDS_ENV: 'hybrid' })).toBeUndefined()
 })
 
-it('serves the devnet on PORT and prints its URL', async () => {
-  const child = spawn(process.execPath, [CLI], { cwd: ROOT, env: env({ PORT: '0', DEVNET_SEED: 'cli-test', DEVNET_ACTIVITY: 'false' }) })
+it('serves the devnet on PORT, prints its URL and the other commands', async () => {
+  const devnet = await serve()
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let output = ''
-      child.stdout.on('data', chunk => {
-        output += chunk
-        const match = /^(http:\/\/127\.0\.0\.1:\d+)$/m.exec(output)
-        if (match) resolve(match[1])
-      })
-      child.once('exit', code => reject(new Error(`devnet exited with ${code}: ${output}`)))
-    })
-    const health = await fetch(url + '/health').then(r => r.json())
+    const health = await fetch(devnet.url + '/health').then(r => r.json())
     expect(health).toEqual({ is_healthy: true })
+    expect(devnet.output()).toMatch(/chain kept in .*chain-/)
+    expect(devnet.output()).toMatch(/Commands: npm run devnet -- wallets \| reset \| sign --wallet <n> --tx <cbor hex or file> \| help/)
   } finally {
-    child.kill('SIGTERM')
+    await devnet.stop()
   }
+})
+
+it('lists its commands, reset and sign among them', async () => {
+  const run = await cli(['help'])
+  expect(run.stdout).toMatch(/^Usage: npm run devnet -- <command>/)
+  for (const command of ['serve', 'wallets', 'reset', 'sign --wallet <n> --tx <tx>', 'help']) expect(run.stdout).toMatch(new RegExp(`^  ${command} `, 'm'))
+  expect(run.status).toBe(0)
+})
+
+it('answers an unknown command with one line that points to help', async () => {
+  const run = await cli(['frobnicate'])
+  expect(run.stderr).toBe("Unknown command 'frobnicate'; `npm run devnet -- help` lists the commands.\n")
+  expect(run.status).toBe(2)
+})
+
+it('serves the same chain after a restart, and a new one after a reset', async () => {
+  const first = await serve()
+  const genesis = await fetch(first.url + '/genesis').then(r => r.json())
+  const refused = await cli(['reset'])
+  expect(refused.stderr).toMatch(/^The chain-A devnet state in .* is in use by process \d+: stop it first/)
+  expect(refused.status).toBe(1)
+  await first.stop()
+
+  const second = await serve()
+  expect(await fetch(second.url + '/genesis').then(r => r.json())).toEqual(genesis)
+  expect(second.output()).toMatch(/chain resumed from/)
+  await second.stop()
+
+  const reset = await cli(['reset'])
+  expect(reset.stdout).toMatch(/^Deleted the chain-A devnet chain saved in .* \(system start .*, tip #\d+\)\. The next start makes a new chain/)
+  expect(reset.status).toBe(0)
+  expect(existsSync(path.join(stateDir, 'genesis.json'))).toBe(false)
+  expect((await cli(['reset'])).stdout).toMatch(/^No saved chain-A devnet chain in /)
+  await new Promise(resolve => setTimeout(resolve, 1000))
+  const third = await serve()
+  expect((await fetch(third.url + '/genesis').then(r => r.json())).system_start).toBeGreaterThan(genesis.system_start)
+  await third.stop()
+})
+
+it('refuses to serve a saved chain it cannot resume, with one line that names the reset', async () => {
+  const devnet = await serve()
+  await devnet.stop()
+  const genesisFile = path.join(stateDir, 'genesis.json')
+  writeFileSync(genesisFile, readFileSync(genesisFile, 'utf8').slice(0, 30))
+  const run = await cli([], { PORT: '0' })
+  expect(run.stdout).toBe('')
+  expect(run.stderr).toMatch(/^The chain-A devnet cannot resume the chain saved in .*: genesis\.json is not JSON\. Restore the folder, or run `npm run devnet -- reset` to start a new chain \(this deletes the saved chain\)\.\n$/)
+  expect(run.status).toBe(1)
+  expect((await cli(['reset'])).stdout).toMatch(/^Deleted the unreadable chain-A devnet chain saved in /)
 })

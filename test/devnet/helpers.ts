@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { exUnitsFee } from '../../srv/chains/chain-a/plutus.ts'
 import { ChainADevnet, type DevnetOptions } from '../../srv/chains/chain-a/devnet/index.ts'
@@ -9,6 +10,25 @@ import { signaturePolicy } from '../../srv/chains/chain-a/devnet/wallet.ts'
 /** Shared helpers for the devnet tests: a devnet on an ephemeral port and a hand-rolled transaction builder. */
 
 export const ADA = 1_000_000n
+
+export interface Run {
+  status: number | null
+  stdout: string
+  stderr: string
+}
+
+/**
+ * Runs a command to its end without blocking the event loop (spawnSync would: an idle keep-alive
+ * connection the server closes meanwhile would then be reused, and the next fetch fail).
+ */
+export function runCommand(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Run> {
+  return new Promise(resolve => {
+    execFile(command, args, { ...options, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const status = error ? (typeof error.code === 'number' ? error.code : null) : 0
+      resolve({ status, stdout, stderr })
+    })
+  })
+}
 
 export function startDevnet(overrides: Partial<DevnetOptions> = {}): Promise<ChainADevnet> {
   return ChainADevnet.start({

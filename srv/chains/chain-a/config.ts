@@ -1,4 +1,6 @@
-import { booleanSetting, numberSetting, optionalSetting, requiresBlock, stringSetting, isProduction } from '../../lib/settings.ts'
+import cds from '@sap/cds'
+import { dirname, resolve } from 'node:path'
+import { booleanSetting, numberSetting, optionalSetting, profiles, requiresBlock, stringSetting, isProduction } from '../../lib/settings.ts'
 
 /** Kinds of cached chain-A data that expire; each has its own TTL in seconds. */
 export const TTL_KINDS = ['tip', 'address', 'account', 'pool', 'drep', 'parameters', 'network', 'epoch', 'transaction', 'assetHistory'] as const
@@ -79,6 +81,8 @@ export interface DevnetConfig {
   wallets: number
   /** Milliseconds every HTTP answer is delayed, to behave like a remote upstream (default 0). */
   latencyMs?: number
+  /** Folder the chain is kept in across restarts; undefined keeps it in memory (a new chain each start). */
+  stateDir?: string
 }
 
 export function devnetConfig(): DevnetConfig {
@@ -92,5 +96,24 @@ export function devnetConfig(): DevnetConfig {
     activity: booleanSetting('DEVNET_ACTIVITY', block.activity, true),
     wallets: numberSetting('DEVNET_WALLETS', block.wallets, 4),
     latencyMs: numberSetting('DEVNET_LATENCY_MS', block.latencyMs, 0),
+    stateDir: devnetStateDir(block.stateDir),
   }
+}
+
+/**
+ * DEVNET_STATE_DIR / devnetOptions.stateDir, relative to the project; `none` (or false) keeps the
+ * chain in memory. By default the test profile keeps it in memory, and otherwise it is kept beside
+ * the SQLite database file (`data/devnet-chain-a`), so a database and its chain stay together.
+ */
+function devnetStateDir(fromCds: string | boolean | null | undefined): string | undefined {
+  const configured = optionalSetting('DEVNET_STATE_DIR', fromCds === false ? 'none' : (fromCds as string | null | undefined))
+  if (configured !== undefined) return /^(none|false|memory)$/i.test(configured) ? undefined : resolve(cds.root, configured)
+  if (profiles().includes('test')) return undefined
+  return resolve(dirname(sqliteFile() ?? resolve(cds.root, 'data', 'chain-access.sqlite')), 'devnet-chain-a')
+}
+
+function sqliteFile(): string | undefined {
+  const db = requiresBlock('db')
+  const url: string | undefined = db.credentials?.url ?? db.credentials?.database
+  return db.kind === 'sqlite' && url && url !== ':memory:' ? resolve(cds.root, url) : undefined
 }

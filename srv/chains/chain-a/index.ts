@@ -1,7 +1,9 @@
+import cds from '@sap/cds'
 import type { ChainAPort } from './port.ts'
 import { chainAConfig, devnetConfig, type ChainAConfig } from './config.ts'
 import { BlockfrostAdapter } from './blockfrost.ts'
 import { ChainADevnet } from './devnet/index.ts'
+import { DevnetStateError } from './devnet/state.ts'
 
 /**
  * The one way services reach chain A. The upstream is always spoken to through the Blockfrost
@@ -16,9 +18,19 @@ let devnet: ChainADevnet | undefined
 export async function startEmbeddedChainA(): Promise<ChainADevnet | undefined> {
   const config = chainAConfig()
   if (!config.devnet || config.url || devnet) return devnet
-  devnet = await ChainADevnet.start({ ...devnetConfig(), port: 0 })
+  devnet = await ChainADevnet.start({ ...devnetConfig(), port: 0 }).catch(refuseToStart)
+  if (devnet.stateDir) cds.log('chain-a').info(`devnet chain kept in ${devnet.stateDir} (\`npm run devnet -- reset\` starts a new one)`)
   port = undefined
   return devnet
+}
+
+/** A saved chain that cannot be resumed ends the start with its one-line message, not a stack. */
+function refuseToStart(error: unknown): never {
+  if (error instanceof DevnetStateError && typeof (globalThis as any).test !== 'function') {
+    console.error(error.message)
+    process.exit(1)
+  }
+  throw error
 }
 
 export async function stopEmbeddedChainA(): Promise<void> {

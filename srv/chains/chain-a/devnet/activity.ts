@@ -48,7 +48,9 @@ export class ActivityGenerator {
     this.testWallets = ledger.genesis.testWallets
     this.policyKey = ledger.genesis.policyKey
     this.policy = signaturePolicy(this.policyKey)
-    this.random = seededRandom(ledger.seed, 'activity')
+    // A chain resumed from disk goes on with new choices and new token names, not those of its first start.
+    this.random = seededRandom(ledger.seed, ledger.blocks.length > 1 ? `activity:${ledger.tip.hash}` : 'activity')
+    this.tokenCounter = [...ledger.assets.keys()].filter(unit => unit.startsWith(this.policyId)).length
     this.config = transactionBuilderConfig(ledger.params)
   }
 

@@ -1,14 +1,38 @@
-import { devnetConfig } from '../config.ts'
-import { buildGenesis, describeWallet } from './genesis.ts'
+import { chainAConfig, devnetConfig, type DevnetConfig } from '../config.ts'
+import { signWithWallet, SignerInputError, transactionArgument } from './dev-signer.ts'
+import { buildGenesis, describeWallet, type WalletKeys } from './genesis.ts'
 import { ChainADevnet } from './index.ts'
+import { DevnetStateError, readGenesis, resetState, shown } from './state.ts'
 
 /**
- * `npm run devnet` starts the chain-A devnet on PORT (default 3001) and HOST (default 127.0.0.1).
- * `npm run devnet -- wallets` prints the funded test wallets with their signing keys as JSON.
- * Both refuse to run in production: the test wallets' keys are public.
+ * `npm run devnet -- <command>`: serve the chain-A devnet, print its test wallets, reset its saved
+ * chain, or sign a transaction with a test wallet (`help` lists them). Every command refuses to
+ * run in production: the test wallets' keys are public.
  */
 
 const DEFAULT_PORT = 3001
+
+const USAGE = `Usage: npm run devnet -- <command>
+  serve (or nothing)              serve the chain-A devnet on PORT (${DEFAULT_PORT}) and HOST (127.0.0.1)
+  wallets                         print the funded test wallets and their signing keys as JSON
+  reset                           delete the saved chain (DEVNET_STATE_DIR, default data/devnet-chain-a), so that
+                                  the next start makes a new one; stop the server first
+  sign --wallet <n> --tx <tx>     sign an unsigned transaction with test wallet n (1, 2, … or wallet-1, …); <tx> is
+                                  its CBOR hex or a file holding it (hex, or a cardano-cli text envelope); prints
+                                  JSON { txHash, witnessSetCbor, signedTxCbor } (witnessSetCbor as CIP-30 signTx answers)
+  help                            print this list
+Refused in production (NODE_ENV or CDS_ENV): the test wallets' keys are public.`
+
+const COMMAND_HINT = 'Commands: npm run devnet -- wallets | reset | sign --wallet <n> --tx <cbor hex or file> | help'
+
+/** A failure the CLI reports in one line on stderr, with its exit code. */
+class CliError extends Error {
+  readonly exitCode: number
+  constructor(message: string, exitCode = 1) {
+    super(message)
+    this.exitCode = exitCode
+  }
+}
 
 export function productionReason(env: NodeJS.ProcessEnv): string | undefined {
   if (env.NODE_ENV === 'production') return 'NODE_ENV is production'
@@ -16,29 +40,116 @@ export function productionReason(env: NodeJS.ProcessEnv): string | undefined {
   return undefined
 }
 
+/** Why chain A does not use the devnet here, if it does not. */
+export function notDevnetReason(): string | undefined {
+  const config = chainAConfig()
+  if (config.url) return `BLOCKFROST_URL points it at ${config.url}`
+  if (!config.devnet) return "cds.requires['chain-a'].devnet (CHAIN_A_DEVNET) is false"
+  return undefined
+}
+
 async function main(args: string[]) {
-  const refusal = productionReason(process.env)
-  if (refusal) {
-    console.error(`The chain-A devnet refuses to run in production (${refusal}); its wallet keys are public.`)
-    process.exit(1)
-  }
-  const config = devnetConfig()
-  if (args[0] === 'wallets') {
-    console.log(JSON.stringify(buildGenesis(config.seed, config.wallets).testWallets.map(describeWallet), null, 2))
+  const [command = 'serve', ...rest] = args
+  if (['help', '--help', '-h'].includes(command)) {
+    console.log(USAGE)
     return
   }
+  const refusal = productionReason(process.env)
+  if (refusal) throw new CliError(`The chain-A devnet refuses to run in production (${refusal}); its wallet keys are public.`)
+  switch (command) {
+    case 'serve': return serve()
+    case 'wallets': return printWallets()
+    case 'reset': return reset()
+    case 'sign': return sign(rest)
+    default: throw new CliError(`Unknown command '${command}'; \`npm run devnet -- help\` lists the commands.`, 2)
+  }
+}
+
+async function serve() {
+  const config = devnetConfig()
   const devnet = await ChainADevnet.start({ ...config, port: Number(process.env.PORT ?? DEFAULT_PORT), host: process.env.HOST || '127.0.0.1' })
   console.log(devnet.url)
   console.log(devnet.summary())
+  console.log(COMMAND_HINT)
   // The producer's timer does not hold the process open; the server does until a signal arrives.
   const stop = () => { devnet.stop().then(() => process.exit(0)) }
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)
 }
 
-if (/devnet[\\/]cli\.[jt]s$/.test(process.argv[1] ?? '')) {
-  main(process.argv.slice(2)).catch(error => {
-    console.error(error)
-    process.exit(1)
-  })
+function printWallets() {
+  console.log(JSON.stringify(testWallets(devnetConfig()).map(describeWallet), null, 2))
 }
+
+/** The test wallets of the saved chain (its seed and wallet count win), or of the configuration. */
+function testWallets(config: DevnetConfig): WalletKeys[] {
+  let saved
+  try {
+    saved = config.stateDir ? readGenesis(config.stateDir) : undefined
+  } catch {
+    // An unreadable saved chain is reported by the server; its wallets are the configured ones.
+  }
+  return buildGenesis(saved?.seed ?? config.seed, saved?.wallets ?? config.wallets).testWallets
+}
+
+function reset() {
+  const { stateDir } = devnetConfig()
+  if (!stateDir) {
+    console.log('The chain-A devnet keeps its chain in memory here (DEVNET_STATE_DIR=none): nothing to reset, each start makes a new chain.')
+    return
+  }
+  const { deleted } = resetState(stateDir)
+  const next = 'The next start makes a new chain (new system start, new transaction hashes); the app then forgets its builds of the old chain.'
+  if (deleted === undefined) console.log(`No saved chain-A devnet chain in ${shown(stateDir)}. ${next}`)
+  else if (deleted === 'unreadable') console.log(`Deleted the unreadable chain-A devnet chain saved in ${shown(stateDir)}. ${next}`)
+  else console.log(`Deleted the chain-A devnet chain saved in ${shown(stateDir)} (system start ${deleted.systemStart}, tip #${deleted.tipHeight}). ${next}`)
+}
+
+async function sign(args: string[]) {
+  const notDevnet = notDevnetReason()
+  if (notDevnet) throw new CliError(`The dev signer signs for the chain-A devnet only, and chain A does not use it here (${notDevnet}).`)
+  const options = parseOptions(args, ['wallet', 'tx'])
+  const wallet = walletNamed(options.wallet, testWallets(devnetConfig()))
+  console.log(JSON.stringify(await signWithWallet(transactionArgument(options.tx), wallet), null, 2))
+}
+
+function walletNamed(name: string, wallets: WalletKeys[]): WalletKeys {
+  const wallet = wallets.find(w => w.name === name || w.name === `wallet-${name}`)
+  if (!wallet) throw new CliError(`No devnet test wallet '${name}': the devnet has ${wallets.map(w => w.name).join(', ')} (DEVNET_WALLETS sets how many).`, 2)
+  return wallet
+}
+
+/** `--name value` or `--name=value` for each of the names, all required, nothing else. */
+function parseOptions<Name extends string>(args: string[], names: Name[]): Record<Name, string> {
+  const options: Partial<Record<string, string>> = {}
+  for (let i = 0; i < args.length; i++) {
+    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(args[i])
+    if (!match || !names.includes(match[1] as Name)) throw new CliError(`Unexpected argument '${args[i]}'; the command takes ${names.map(n => `--${n}`).join(' and ')}.`, 2)
+    const value = match[2] ?? args[++i]
+    if (value === undefined || value === '') throw new CliError(`--${match[1]} needs a value.`, 2)
+    options[match[1]] = value
+  }
+  const missing = names.filter(name => options[name] === undefined)
+  if (missing.length) throw new CliError(`Missing ${missing.map(n => `--${n}`).join(' and ')}; usage: npm run devnet -- sign --wallet <n> --tx <cbor hex or file>.`, 2)
+  return options as Record<Name, string>
+}
+
+/** One line for what the user can act on; a stack only for what is a defect. */
+function report(error: unknown): never {
+  if (error instanceof CliError) {
+    console.error(error.message)
+    process.exit(error.exitCode)
+  }
+  if (error instanceof SignerInputError || error instanceof DevnetStateError) {
+    console.error(error.message)
+    process.exit(1)
+  }
+  if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE') {
+    console.error(`The chain-A devnet cannot listen: ${(error as Error).message}; set PORT to a free port.`)
+    process.exit(1)
+  }
+  console.error(error)
+  process.exit(1)
+}
+
+if (/devnet[\\/]cli\.[jt]s$/.test(process.argv[1] ?? '')) main(process.argv.slice(2)).catch(report)

@@ -121,7 +121,9 @@ function deriveDrep(seed: string, index: number): GenesisDrep {
   return { id: drepIdOf(hex), hex }
 }
 
-const pseudoTxHash = (tag: string, address: string) => blake2b256Hex(`genesis:${tag}:${address}`)
+/** A genesis transaction's hash; a chain's own nonce, when it has one, makes its hashes its own. */
+const pseudoTxHash = (nonce: string | undefined, tag: string, address: string) =>
+  blake2b256Hex(nonce === undefined ? `genesis:${tag}:${address}` : `genesis:${nonce}:${tag}:${address}`)
 
 function genesisTx(hash: string, outputs: OutputData[], certificates: Certificate[]): LedgerTx {
   const deposit = certificates.reduce((sum, cert) =>
@@ -143,7 +145,7 @@ const stakeCertificates = (wallet: WalletKeys, pool: string, drep: string | null
   ...(drep ? [{ kind: 'vote_delegation' as const, stakeAddress: wallet.stakeAddress, drep }] : []),
 ]
 
-export function buildGenesis(seed: string, walletCount: number): Genesis {
+export function buildGenesis(seed: string, walletCount: number, nonce?: string): Genesis {
   const testWallets = Array.from({ length: walletCount }, (_, i) => deriveWallet(seed, `wallet:${i + 1}`, `wallet-${i + 1}`))
   const activityWallets = Array.from({ length: ACTIVITY_WALLETS }, (_, i) => deriveWallet(seed, `activity:${i + 1}`, `activity-${i + 1}`))
   const pools = POOLS.map((_, i) => derivePool(seed, i))
@@ -152,13 +154,13 @@ export function buildGenesis(seed: string, walletCount: number): Genesis {
   const drepAt = (i: number) => dreps[i % dreps.length].hex
 
   const transactions: LedgerTx[] = [
-    ...pools.map(pool => genesisTx(pseudoTxHash('pool', pool.id), walletOutputs(pool.owner, [pool.params.pledge]), [
+    ...pools.map(pool => genesisTx(pseudoTxHash(nonce, 'pool', pool.id), walletOutputs(pool.owner, [pool.params.pledge]), [
       { kind: 'pool_registration', pool: pool.params },
       ...stakeCertificates(pool.owner, pool.params.hex, null),
     ])),
-    genesisTx(pseudoTxHash('dreps', dreps.map(d => d.id).join()), [], dreps.map(d => ({ kind: 'drep_registration' as const, drep: d.hex, deposit: PROTOCOL_PARAMETERS.drepDeposit }))),
-    ...testWallets.map((wallet, i) => genesisTx(pseudoTxHash('wallet', wallet.address), walletOutputs(wallet, TEST_WALLET_UTXOS), stakeCertificates(wallet, poolAt(i), drepAt(i)))),
-    ...activityWallets.map((wallet, i) => genesisTx(pseudoTxHash('wallet', wallet.address), walletOutputs(wallet, ACTIVITY_WALLET_UTXOS), stakeCertificates(wallet, poolAt(i + 1), drepAt(i + 1)))),
+    genesisTx(pseudoTxHash(nonce, 'dreps', dreps.map(d => d.id).join()), [], dreps.map(d => ({ kind: 'drep_registration' as const, drep: d.hex, deposit: PROTOCOL_PARAMETERS.drepDeposit }))),
+    ...testWallets.map((wallet, i) => genesisTx(pseudoTxHash(nonce, 'wallet', wallet.address), walletOutputs(wallet, TEST_WALLET_UTXOS), stakeCertificates(wallet, poolAt(i), drepAt(i)))),
+    ...activityWallets.map((wallet, i) => genesisTx(pseudoTxHash(nonce, 'wallet', wallet.address), walletOutputs(wallet, ACTIVITY_WALLET_UTXOS), stakeCertificates(wallet, poolAt(i + 1), drepAt(i + 1)))),
   ]
   return { testWallets, activityWallets, policyKey: deriveKey(seed, 'activity:policy'), pools, dreps, transactions }
 }

@@ -6,12 +6,15 @@ import { ActivityGenerator } from './activity.ts'
 import { createApp, RequestCounter } from './api/app.ts'
 import { describeWallet, type DevnetWallet } from './genesis.ts'
 import { Ledger } from './ledger.ts'
+import { openChain, shown, type OpenedChain } from './state.ts'
 import type { Block } from './types.ts'
 
 /**
  * The embedded chain-A devnet: a local Cardano-like ledger that validates every transaction,
  * produces blocks on a timer (or on request), optionally generates background activity, and
  * serves a Blockfrost v0-compatible HTTP API so the product reaches it through blockfrost-js.
+ * With a state folder (`stateDir`, development) it keeps its chain there and resumes it at the next
+ * start; without one (tests) each start makes a new chain in memory.
  */
 
 export interface DevnetOptions extends DevnetConfig {
@@ -32,15 +35,17 @@ export class ChainADevnet {
   readonly activity: ActivityGenerator
   readonly url: string
   private readonly options: DevnetOptions
+  private readonly chain: OpenedChain
   private readonly server: http.Server
   private readonly counter: RequestCounter
   private timer: NodeJS.Timeout | undefined
   private latencyMs: number
 
-  private constructor(options: DevnetOptions, ledger: Ledger, server: http.Server, counter: RequestCounter, url: string) {
+  private constructor(options: DevnetOptions, chain: OpenedChain, server: http.Server, counter: RequestCounter, url: string) {
     this.options = options
-    this.ledger = ledger
-    this.activity = new ActivityGenerator(ledger)
+    this.chain = chain
+    this.ledger = chain.ledger
+    this.activity = new ActivityGenerator(chain.ledger)
     this.server = server
     this.counter = counter
     this.url = url
@@ -49,25 +54,24 @@ export class ChainADevnet {
 
   static async start(options: DevnetOptions): Promise<ChainADevnet> {
     const host = options.host ?? '127.0.0.1'
-    const ledger = new Ledger({
-      seed: options.seed,
-      wallets: options.wallets,
-      slotLengthMs: options.slotLengthMs,
-      epochLength: options.epochLength,
-      securityParam: options.securityParam,
-      systemStartMs: Math.floor(Date.now() / 1000) * 1000,
-    })
+    const { seed, wallets, slotLengthMs, epochLength, securityParam } = options
+    const chain = openChain({ seed, wallets, slotLengthMs, epochLength, securityParam }, options.stateDir)
     const counter = new RequestCounter()
     let url = ''
     let devnet: ChainADevnet | undefined
-    const server = http.createServer(createApp(ledger, counter, () => url, () => devnet?.latencyMs ?? 0))
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      server.listen(options.port ?? 0, host, () => resolve())
-    })
+    const server = http.createServer(createApp(chain.ledger, counter, () => url, () => devnet?.latencyMs ?? 0))
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject)
+        server.listen(options.port ?? 0, host, () => resolve())
+      })
+    } catch (error) {
+      chain.close()
+      throw error
+    }
     const { port } = server.address() as AddressInfo
     url = `http://${reachableHost(host)}:${port}`
-    devnet = new ChainADevnet(options, ledger, server, counter, url)
+    devnet = new ChainADevnet(options, chain, server, counter, url)
     devnet.startProducer()
     return devnet
   }
@@ -110,18 +114,28 @@ export class ChainADevnet {
     this.counter.reset()
   }
 
+  /** The folder the chain is kept in, or undefined when it lives in memory only. */
+  get stateDir(): string | undefined {
+    return this.chain.stateDir
+  }
+
   summary(): string {
     const tip = this.ledger.tip
-    return `chain-A devnet at ${this.url}: seed '${this.options.seed}', ${this.ledger.genesis.testWallets.length} test wallets, ${this.ledger.pools.size} pools, tip #${tip.height} (slot ${tip.slot}, epoch ${tip.epoch}), ` +
-      (this.options.blockTimeMs > 0 ? `a block every ${this.options.blockTimeMs} ms` : 'blocks on request') + (this.options.activity ? ', activity on' : '')
+    const kept = this.chain.stateDir
+      ? `, chain ${this.chain.resumed ? 'resumed from' : 'kept in'} ${shown(this.chain.stateDir)} (system start ${new Date(this.ledger.systemStartMs).toISOString()})`
+      : ', chain in memory'
+    return `chain-A devnet at ${this.url}: seed '${this.ledger.seed}', ${this.ledger.genesis.testWallets.length} test wallets, ${this.ledger.pools.size} pools, tip #${tip.height} (slot ${tip.slot}, epoch ${tip.epoch}), ` +
+      (this.options.blockTimeMs > 0 ? `a block every ${this.options.blockTimeMs} ms` : 'blocks on request') + (this.options.activity ? ', activity on' : '') + kept
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer)
     this.timer = undefined
-    if (!this.server.listening) return
-    this.server.closeAllConnections()
-    await new Promise<void>(resolve => this.server.close(() => resolve()))
+    if (this.server.listening) {
+      this.server.closeAllConnections()
+      await new Promise<void>(resolve => this.server.close(() => resolve()))
+    }
+    this.chain.close()
   }
 
   private startProducer() {

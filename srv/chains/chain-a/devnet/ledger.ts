@@ -25,6 +25,14 @@ export interface LedgerOptions {
   securityParam: number
   /** Unix milliseconds of slot 0 (whole seconds). */
   systemStartMs: number
+  /** Mixed into the genesis transaction hashes, so that chains from the same seed share no transaction hash. */
+  genesisNonce?: string
+}
+
+/** Told of every accepted submission and every produced block, e.g. to keep the chain on disk. */
+export interface LedgerJournal {
+  submitted(tx: LedgerTx): void
+  produced(block: Block): void
 }
 
 export interface RewardEntry { epoch: number; amount: bigint; pool: string; type: 'leader' | 'member' }
@@ -112,6 +120,7 @@ export class Ledger implements LedgerView {
   readonly securityParam: number
   readonly systemStartMs: number
   readonly genesis: Genesis
+  journal: LedgerJournal | undefined
 
   readonly outputs = new Map<string, Output>()
   readonly txs = new Map<string, TxRecord>()
@@ -141,7 +150,7 @@ export class Ledger implements LedgerView {
     this.epochLength = options.epochLength
     this.securityParam = options.securityParam
     this.systemStartMs = options.systemStartMs
-    this.genesis = buildGenesis(options.seed, options.wallets)
+    this.genesis = buildGenesis(options.seed, options.wallets, options.genesisNonce)
     this.pending = new PendingView(this)
     this.applyGenesis()
   }
@@ -202,6 +211,8 @@ export class Ledger implements LedgerView {
   /** Validates a transaction against the ledger plus the mempool and queues it; answers its hash. */
   submit(bytes: Uint8Array): string {
     const tx = validateTransaction(bytes, this.validationContext(this.pending, this.nextSlot()))
+    // Journaled first: a transaction that could not be kept is not accepted either.
+    this.journal?.submitted(tx)
     this.mempool.push(tx)
     this.pending.record(tx)
     return tx.hash
@@ -228,16 +239,41 @@ export class Ledger implements LedgerView {
 
   produceBlock(): Block {
     const slot = this.nextSlot()
-    const epoch = this.epochOf(slot)
-    while (this.currentEpoch < epoch) this.closeEpoch(this.currentEpoch)
+    this.closeEpochsBefore(slot)
     const { included, remaining } = this.selectTransactions(slot)
-    const pool = this.slotLeader(slot, epoch)
-    const block = this.sealBlock(slot, included, pool)
-    included.forEach((tx, index) => this.applyTransaction(tx, this.inclusion(block, index)))
-    this.recordBlock(block, included)
+    const block = this.appendBlock(slot, included)
     this.mempool = []
     this.pending = new PendingView(this)
     for (const tx of remaining) this.requeue(tx)
+    this.journal?.produced(block)
+    return block
+  }
+
+  /**
+   * Applies a block of a saved chain again: its slot and its transactions, each validated at that
+   * slot as when the block was made. Throws a LedgerRuleError when one no longer validates.
+   */
+  replayBlock(slot: number, transactions: Uint8Array[]): Block {
+    this.closeEpochsBefore(slot)
+    const view = new PendingView(this)
+    const included = transactions.map(bytes => {
+      const tx = validateTransaction(bytes, this.validationContext(view, slot))
+      view.record(tx)
+      return tx
+    })
+    return this.appendBlock(slot, included)
+  }
+
+  private closeEpochsBefore(slot: number) {
+    const epoch = this.epochOf(slot)
+    while (this.currentEpoch < epoch) this.closeEpoch(this.currentEpoch)
+  }
+
+  private appendBlock(slot: number, included: LedgerTx[]): Block {
+    const pool = this.slotLeader(slot, this.epochOf(slot))
+    const block = this.sealBlock(slot, included, pool)
+    included.forEach((tx, index) => this.applyTransaction(tx, this.inclusion(block, index)))
+    this.recordBlock(block, included)
     return block
   }
 

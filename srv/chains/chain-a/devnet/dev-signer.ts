@@ -1,0 +1,118 @@
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import { addVkeyWitnesses, listOf, messageOf, parseTransaction } from '../signing/witnesses.ts'
+import { verifySignedTransaction } from '../signing/verify.ts'
+import type { WalletKeys } from './genesis.ts'
+
+/**
+ * The development signer behind `npm run devnet -- sign`: signs an unsigned transaction with a
+ * devnet test wallet's keys and answers what a CIP-30 wallet's `signTx(tx, true)` answers (a
+ * witness set with the wallet's vkey witnesses), plus the signed transaction, whose body bytes
+ * (and so its hash) are those of the unsigned one. The devnet's wallet keys are public: the CLI
+ * only signs for the devnet, never in production, and never a transaction for mainnet.
+ */
+
+export interface DevSignature {
+  txHash: string
+  /** TransactionWitnessSet CBOR hex, as CIP-30 `signTx(tx, partialSign = true)` returns it. */
+  witnessSetCbor: string
+  signedTxCbor: string
+}
+
+/** A bad argument or a refusal: its message is the one line the CLI prints. */
+export class SignerInputError extends Error {}
+
+const MAINNET = 1
+const MAX_FILE_BYTES = 16 * 1024 * 1024
+
+/**
+ * The transaction's CBOR hex from the `--tx` argument: the hex itself, or a file that holds it as
+ * hex text or as a cardano-cli text envelope (`{ "type", "cborHex" }`).
+ */
+export function transactionArgument(value: string): string {
+  const text = value.trim()
+  if (!existsSync(value)) {
+    if (/^[0-9a-fA-F]+$/.test(text)) return text
+    throw new SignerInputError(`--tx is neither transaction CBOR in hex nor a file: ${shorten(value)}`)
+  }
+  if (!statSync(value).isFile() || statSync(value).size > MAX_FILE_BYTES) throw new SignerInputError(`--tx ${value} is not a file of at most 16 MiB`)
+  const content = readFileSync(value, 'utf8').trim()
+  if (/^[0-9a-fA-F]+$/.test(content)) return content
+  if (!content.startsWith('{')) throw new SignerInputError(`--tx ${value} holds neither CBOR hex nor a cardano-cli text envelope`)
+  let envelope: { cborHex?: unknown }
+  try {
+    envelope = JSON.parse(content)
+  } catch {
+    throw new SignerInputError(`--tx ${value} is neither CBOR hex nor a cardano-cli text envelope (invalid JSON)`)
+  }
+  if (typeof envelope?.cborHex !== 'string') throw new SignerInputError(`--tx ${value} is a JSON file without a cborHex field, not a cardano-cli text envelope`)
+  return envelope.cborHex
+}
+
+/** Parses the unsigned transaction; refuses anything else, and a transaction for mainnet. */
+export function unsignedTransaction(hex: string): CSL.FixedTransaction {
+  let tx: CSL.FixedTransaction
+  try {
+    tx = parseTransaction(hex, '--tx')
+  } catch (error) {
+    throw new SignerInputError(messageOf(error))
+  }
+  const mainnet = mainnetPart(tx.body())
+  if (mainnet) throw new SignerInputError(`refusing to sign a transaction for mainnet (network id 1): ${mainnet}; the dev signer signs devnet transactions only`)
+  return tx
+}
+
+/** What in the body is for mainnet, if anything: its network id, an output or collateral return address, a withdrawal. */
+function mainnetPart(body: CSL.TransactionBody): string | undefined {
+  if (body.network_id()?.kind() === CSL.NetworkIdKind.Mainnet) return 'its body says network id 1'
+  const outputs = listOf(body.outputs())
+  const index = outputs.findIndex(output => networkOf(output.address()) === MAINNET)
+  if (index >= 0) return `output ${index} pays ${addressText(outputs[index].address())}`
+  const collateralReturn = body.collateral_return()
+  if (collateralReturn && networkOf(collateralReturn.address()) === MAINNET) return `the collateral return pays ${addressText(collateralReturn.address())}`
+  const withdrawal = listOf(body.withdrawals()?.keys()).find(address => address.to_address().network_id() === MAINNET)
+  if (withdrawal) return `it withdraws from ${withdrawal.to_address().to_bech32()}`
+  return undefined
+}
+
+function networkOf(address: CSL.Address): number | undefined {
+  const byron = CSL.ByronAddress.from_address(address)
+  if (byron) return byron.byron_protocol_magic() === 764824073 ? MAINNET : 0
+  return address.network_id()
+}
+
+function addressText(address: CSL.Address): string {
+  return CSL.ByronAddress.from_address(address)?.to_base58() ?? address.to_bech32()
+}
+
+/**
+ * Signs with the wallet's payment key and, when the body needs it (a withdrawal, a certificate or
+ * a required signer naming it), its stake key, as a wallet signs for the keys it holds.
+ */
+export async function signWithWallet(unsignedTxHex: string, wallet: WalletKeys): Promise<DevSignature> {
+  const tx = unsignedTransaction(unsignedTxHex)
+  const hash = tx.transaction_hash()
+  const keys = [wallet.payment]
+  if (await stakeKeyNeeded(tx, wallet)) keys.push(wallet.stake)
+  const vkeys = CSL.Vkeywitnesses.new()
+  for (const key of keys) vkeys.add(CSL.make_vkey_witness(hash, key))
+  const witnessSet = CSL.TransactionWitnessSet.new()
+  witnessSet.set_vkeys(vkeys)
+  const signed = addVkeyWitnesses(tx.to_hex(), listOf(vkeys))
+  return { txHash: signed.txHash, witnessSetCbor: witnessSet.to_hex(), signedTxCbor: signed.cborHex }
+}
+
+/** Whether the body names the wallet's stake key among the keys that must sign it. */
+async function stakeKeyNeeded(tx: CSL.FixedTransaction, wallet: WalletKeys): Promise<boolean> {
+  const stakeKeyHash = wallet.stake.to_public().hash().to_hex()
+  const paymentOnly = CSL.FixedTransaction.from_bytes(tx.to_bytes())
+  paymentOnly.sign_and_add_vkey_signature(wallet.payment)
+  const verification = await verifySignedTransaction(paymentOnly.to_hex(), {
+    expectedBodyHash: tx.transaction_hash().to_hex(),
+    // Whose inputs these are does not matter here: only what the body itself names.
+    inputOwners: () => undefined,
+  })
+  return verification.missingSigners.some(signer => signer.keyHash === stakeKeyHash)
+}
+
+const shorten = (text: string) => (text.length > 80 ? `${text.slice(0, 77)}...` : text)
