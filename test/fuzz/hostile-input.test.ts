@@ -52,6 +52,8 @@ let harvestFindings: Findings
 function serverEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', GATEWAY_RATE_PER_SECOND: '100000', GATEWAY_BURST: '100000', GATEWAY_TIMEOUT_MS: '10000' }
   delete env.NODE_ENV
+  // The devnet's chain is kept with this run's data, never in the project's data folder.
+  env.DEVNET_STATE_DIR = join(dataDir, 'devnet-chain-a')
   if (!onPostgres()) {
     env.cds_requires_db_credentials_url = join(dataDir, 'db.sqlite')
     delete env.CDS_ENV

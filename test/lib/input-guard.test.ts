@@ -19,7 +19,8 @@ interface Operation {
 function operations(): Operation[] {
   const found: Operation[] = []
   for (const srv of Object.values(cds.services)) {
-    if (!(srv instanceof cds.ApplicationService)) continue
+    // Services served over no protocol are reached from code only, never over HTTP.
+    if (!(srv instanceof cds.ApplicationService) || (srv as any).definition?.['@protocol'] === 'none') continue
     const { path, actions } = srv as unknown as { path: string; actions: Record<string, any> }
     for (const [name, def] of Object.entries(actions ?? {})) if (def.kind === 'action') found.push({ path, name, params: def.params ?? {} })
   }
