@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startServer, type RunningServer } from '../support/server.ts'
+
+/**
+ * The README's quick start, run as written: `npm start` as its set-up block says, then its steps
+ * block in bash, from issuing a key to a confirmed, metered transfer. Only the port differs.
+ */
+const root = join(__dirname, '..', '..')
+const README = readFileSync(join(root, 'README.md'), 'utf8')
+let server: RunningServer
+let dataDir: string
+let env: NodeJS.ProcessEnv
+
+/** The first ```sh block after `marker`. */
+function shBlockAfter(marker: string): string {
+  const at = README.indexOf(marker)
+  if (at < 0) throw new Error(`README.md has no '${marker}'`)
+  const block = /```sh\n([\s\S]*?)```/.exec(README.slice(at))
+  if (!block) throw new Error(`README.md has no sh block after '${marker}'`)
+  return block[1]
+}
+
+function runSteps(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise(resolve => {
+    execFile('bash', ['-e', '-c', script], { cwd: root, env, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number((error as NodeJS.ErrnoException).code ?? 1) || 1 : 0, stdout, stderr }))
+  })
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'chain-access-quickstart-'))
+  env = { ...process.env, PORT: '0', cds_requires_db_credentials_url: join(dataDir, 'db.sqlite') }
+  // The development profile, as a newcomer's `npm start` runs it, whichever database the suite runs on.
+  for (const name of ['NODE_ENV', 'CDS_ENV', 'CDS_REQUIRES_DB_CREDENTIALS_DATABASE']) delete env[name]
+  server = await startServer('npm', ['start'], { cwd: root, env, timeoutMs: 90_000 })
+}, 120_000)
+
+afterAll(() => {
+  server?.stop()
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+test('the set-up is the two commands npm ci and npm start', () => {
+  expect(shBlockAfter('## Quick start').trim().split('\n')).toEqual(['npm ci', 'npm start'])
+})
+
+test('the steps reach a signed, submitted, confirmed transfer, each call charged as the price table says', async () => {
+  const steps = shBlockAfter('<!-- quickstart-steps')
+  expect(steps).toContain('http://localhost:4004')
+  const run = await runSteps(steps.replaceAll('http://localhost:4004', server.url))
+  expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toMatchObject({ code: 0 })
+
+  expect(run.stdout).toMatch(/"value":\[\{"height":\d+,"hash":"[0-9a-f]{64}"/)
+  expect(run.stdout).toMatch(/\npending\n/)
+  expect(run.stdout).toMatch(/\nsubmitted\n/)
+  expect(run.stdout).toMatch(/"status":"confirmed","confirmations":\d+,"blockHeight":\d+/)
+
+  const charged = [...run.stderr.matchAll(/x-access-units-charged: (\d+)/g)].map(m => Number(m[1]))
+  const left = [...run.stderr.matchAll(/x-access-units-left: (\d+)/g)].map(m => Number(m[1]))
+  // The tip 1, the build 10, the signing request 5, the submission 20, then 2 a status look; the ledger read is free.
+  expect(charged.slice(0, 4)).toEqual([1, 10, 5, 20])
+  expect(charged.slice(4, -1).every(units => units === 2)).toBe(true)
+  expect(charged.at(-1)).toBe(0)
+  expect(left.at(-1)).toBe(1000 - charged.reduce((sum, units) => sum + units, 0))
+
+  const lines = run.stdout.split('\n').map(line => line.trimEnd())
+  if (charged.length <= 20) expect(lines).toContain('1000 issued')
+  expect(lines).toContain('-20 submit POST /odata/v4/chaina-sign/SubmitVerifiedTransaction')
+  expect(lines).toContain('-10 build POST /odata/v4/chaina-transaction/BuildSimpleAdaTransaction')
+}, 150_000)
