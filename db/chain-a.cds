@@ -253,6 +253,8 @@ entity Pools {
       /** Owner stake addresses as a JSON array. */
       owners         : LargeString;
       retiring       : Boolean;
+      /** Position in the chain's list of registered pools (registration order, from 0); null until the list is read. */
+      position       : Integer;
       fetchedAt      : Timestamp;
       delegators     : Association to many Accounts on delegators.poolId = poolId;
 }
@@ -265,6 +267,8 @@ entity Dreps {
       retired         : Boolean;
       expired         : Boolean;
       lastActiveEpoch : Integer;
+      /** Position in the chain's list of DReps (registration order, from 0); null until the list is read. */
+      position        : Integer;
       fetchedAt       : Timestamp;
       delegators      : Association to many Accounts on delegators.drepId = drepId;
 }
@@ -324,4 +328,18 @@ entity IndexMarks {
   key id        : String(200);
       fetchedAt : Timestamp;
       final     : Boolean default false;
+      /** For a page of an upstream list: how many items it held (fewer than a full page ends the list). */
+      items     : Integer;
+}
+
+/**
+ * The keys an upstream list holds, by position: a block's transactions, an epoch's blocks, a
+ * pool's or DRep's delegators, a stake account's addresses. `kind` names the list and the order it
+ * was read in; the listed items themselves are indexed only when a read's answer needs them.
+ */
+entity ListEntries {
+  key kind     : String(40);
+  key parent   : String(120);
+  key position : Integer;
+      item     : String(120);
 }

@@ -178,8 +178,33 @@ export function poolRow(pool: Chain.ChainPool) {
   }
 }
 
-export function drepRow(drep: Chain.ChainDrep) {
-  return { ...drep, fetchedAt: new Date().toISOString() }
+/** A pool as the pool list reports it: its registration details stay as a keyed read left them. */
+export function poolSummaryRow(pool: Chain.ChainPoolSummary, position: number) {
+  return {
+    poolId: pool.poolId,
+    hex: pool.hex,
+    ticker: pool.ticker,
+    name: pool.name,
+    homepage: pool.homepage,
+    description: pool.description,
+    blocksMinted: pool.blocksMinted,
+    liveStake: pool.liveStake,
+    liveSaturation: pool.liveSaturation,
+    activeStake: pool.activeStake,
+    pledge: pool.declaredPledge,
+    margin: pool.marginCost,
+    fixedCost: pool.fixedCost,
+    position,
+    fetchedAt: new Date().toISOString(),
+  }
+}
+
+/** The columns a pool row from the pool list carries (the others need a keyed read of the pool). */
+export const POOL_LIST_COLUMNS = Object.keys(poolSummaryRow({} as Chain.ChainPoolSummary, 0))
+
+/** A DRep row; `position` only when it comes from the DRep list. */
+export function drepRow(drep: Chain.ChainDrep, position?: number) {
+  return { ...drep, ...(position === undefined ? {} : { position }), fetchedAt: new Date().toISOString() }
 }
 
 export function networkRow(network: string, supply: Chain.ChainNetwork, genesis: Chain.ChainGenesis) {
@@ -200,6 +225,7 @@ export function networkRow(network: string, supply: Chain.ChainNetwork, genesis:
   }
 }
 
-export function assetHistoryRows(unit: string, history: Chain.ChainAssetHistoryEntry[]) {
-  return history.map((entry, position) => ({ unit, txHash: entry.txHash, position, action: entry.action, amount: entry.amount }))
+/** Events of one page of an asset's history, newest first from position `first`. */
+export function assetHistoryRows(unit: string, history: Chain.ChainAssetHistoryEntry[], first = 0) {
+  return history.map((entry, i) => ({ unit, txHash: entry.txHash, position: first + i, action: entry.action, amount: entry.amount }))
 }

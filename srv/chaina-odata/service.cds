@@ -2,8 +2,11 @@ using { chaina as db } from '../../db/chain-a';
 
 /**
  * Chain-A read service: blocks, transactions, addresses, UTxOs, assets, pools, accounts, DReps.
- * Read-only; data is indexed lazily from the upstream on a keyed read or action and refreshed
- * after its TTL. Collection reads answer from what is indexed (the tip is kept fresh).
+ * Read-only; data is indexed lazily from the upstream on a keyed read, a navigation, an $expand or
+ * an action, and refreshed after its TTL. Collections the upstream lists (pools, DReps, epochs,
+ * blocks by height, a block's transactions, an address's transactions, delegators...) are read
+ * from its list endpoints as far as the answer's $skip and $top reach; other collection reads
+ * answer from what is indexed (see srv/chaina-odata/read-index.ts).
  */
 @path: 'chaina-odata'
 @requires: 'authenticated-user'

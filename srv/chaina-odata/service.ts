@@ -13,7 +13,7 @@ import {
 } from '../chains/chain-a/identifiers.ts'
 import { notFound } from '../lib/errors.ts'
 import { ChainAIndex, HISTORY_LIMIT } from './indexer.ts'
-import { indexForRead, localName } from './read-index.ts'
+import { indexForRead, localName, notFoundIn } from './read-index.ts'
 
 const { SELECT } = cds.ql
 
@@ -24,21 +24,10 @@ export function chainAIndex(): ChainAIndex {
   return sharedIndex
 }
 
-const NOT_FOUND_CODES: Record<string, string> = {
-  Transactions: 'TRANSACTION_NOT_FOUND',
-  Blocks: 'BLOCK_NOT_FOUND',
-  Epochs: 'EPOCH_NOT_FOUND',
-  Pools: 'POOL_NOT_FOUND',
-  Accounts: 'ACCOUNT_NOT_FOUND',
-  Dreps: 'DREP_NOT_FOUND',
-  AddressUTxOs: 'UTXO_NOT_FOUND',
-  LedgerProtocolParameters: 'PARAMETERS_NOT_FOUND',
-}
-
 export class ChainAReadService extends cds.ApplicationService {
   init() {
     const index = chainAIndex()
-    this.before('READ', '*', req => indexForRead(index, req.query, req.target!.name))
+    this.before('READ', '*', req => indexForRead(index, req.query as Parameters<typeof indexForRead>[1]))
     this.on('READ', '*', answerNotFoundByName)
     this.serveTransactionActions(index)
     this.serveAddressActions(index)
@@ -131,10 +120,7 @@ function rejectNotFound(code: string, message: string, target: string): never {
 async function answerNotFoundByName(req: cds.Request, next: Function) {
   const result = await next()
   const keyed = req.params?.length && (req.query as any).SELECT?.one
-  if (keyed && (result === null || result === undefined)) {
-    const entity = localName(req.target!.name)
-    throw notFound(NOT_FOUND_CODES[entity] ?? 'NOT_FOUND', `No ${entity} entry with key ${JSON.stringify(req.params[req.params.length - 1])}`)
-  }
+  if (keyed && (result === null || result === undefined)) throw notFoundIn(localName(req.target!.name), req.params[req.params.length - 1])
   return result
 }
 

@@ -1,5 +1,5 @@
 import cds from '@sap/cds'
-import { runningDevnet, growChain, firstOf } from '../support/chain-a.ts'
+import { runningDevnet, growChain } from '../support/chain-a.ts'
 
 // Default TTLs (tip 5 s, transactions 20 s): within them, reads never reach the upstream.
 const { GET, defaults } = cds.test(__dirname + '/../..')

@@ -6,11 +6,13 @@ import type {
   ChainAddressTransaction,
   ChainAssetHistoryEntry,
   ChainBlock,
+  ChainDelegator,
   ChainDrep,
   ChainEpoch,
   ChainGenesis,
   ChainNetwork,
   ChainPool,
+  ChainPoolSummary,
   ChainProtocolParameters,
   ChainTransaction,
   ChainTxInput,
@@ -247,7 +249,34 @@ export function toPool(pool: Responses['pool'], metadata: Responses['pool_metada
   }
 }
 
-export function toDrep(drep: Responses['drep']): ChainDrep {
+export function toPoolSummary(pool: Responses['pool_list_extended'][number]): ChainPoolSummary {
+  return {
+    poolId: pool.pool_id,
+    hex: pool.hex,
+    activeStake: pool.active_stake,
+    liveStake: pool.live_stake,
+    liveSaturation: pool.live_saturation,
+    blocksMinted: pool.blocks_minted,
+    declaredPledge: pool.declared_pledge,
+    marginCost: pool.margin_cost,
+    fixedCost: pool.fixed_cost,
+    ticker: pool.metadata?.ticker ?? null,
+    name: pool.metadata?.name ?? null,
+    homepage: pool.metadata?.homepage ?? null,
+    description: pool.metadata?.description ?? null,
+  }
+}
+
+export function toPoolDelegator(delegator: Responses['pool_delegators'][number]): ChainDelegator {
+  return { stakeAddress: delegator.address, amount: delegator.live_stake }
+}
+
+export function toDrepDelegator(delegator: Responses['drep_delegators'][number]): ChainDelegator {
+  return { stakeAddress: delegator.address, amount: delegator.amount }
+}
+
+/** A DRep as /governance/dreps/{id} or the DRep list reports it (the same figures). */
+export function toDrep(drep: Responses['drep'] | Responses['dreps'][number]): ChainDrep {
   return {
     drepId: drep.drep_id,
     hex: drep.hex,

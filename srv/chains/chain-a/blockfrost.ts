@@ -1,6 +1,7 @@
 import { BlockFrostAPI } from '@blockfrost/blockfrost-js'
 import { ApiError, isApiError } from '../../lib/errors.ts'
 import type { ChainAConfig } from './config.ts'
+import { LIST_PAGE_SIZE } from './port.ts'
 import type {
   ChainAccount,
   ChainAddress,
@@ -8,14 +9,17 @@ import type {
   ChainAPort,
   ChainAssetHistoryEntry,
   ChainBlock,
+  ChainDelegator,
   ChainDrep,
   ChainEpoch,
   ChainGenesis,
   ChainNetwork,
   ChainPool,
+  ChainPoolSummary,
   ChainProtocolParameters,
   ChainTransaction,
   ChainUtxo,
+  ListPage,
 } from './port.ts'
 import {
   toAccount,
@@ -24,10 +28,13 @@ import {
   toAssetHistoryEntry,
   toBlock,
   toDrep,
+  toDrepDelegator,
   toEpoch,
   toGenesis,
   toNetwork,
   toPool,
+  toPoolDelegator,
+  toPoolSummary,
   toProtocolParameters,
   toTransaction,
   toUtxo,
@@ -38,8 +45,7 @@ type SdkOptions = NonNullable<ConstructorParameters<typeof BlockFrostAPI>[0]>
 type RetrySettings = NonNullable<SdkOptions['retrySettings']>
 type Pagination = { page: number; count: number; order?: 'asc' | 'desc' }
 
-/** The upstream's maximum page size. */
-const PAGE_SIZE = 100
+const PAGE_SIZE = LIST_PAGE_SIZE
 const HOSTED_NETWORKS = ['preprod', 'preview', 'mainnet'] as const
 type HostedNetwork = (typeof HOSTED_NETWORKS)[number]
 const RETRY_DELAY_MS = 200
@@ -48,6 +54,8 @@ const RETRYABLE_CODES = new Set(['UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT'])
 
 const isHostedNetwork = (network: string): network is HostedNetwork => (HOSTED_NETWORKS as readonly string[]).includes(network)
 const segment = (value: string) => encodeURIComponent(value)
+const pagination = ({ page, order }: ListPage): Pagination => ({ page, count: PAGE_SIZE, order })
+const pageCount = (count: number) => Math.min(PAGE_SIZE, Math.max(1, Math.floor(count)))
 const pause = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
 /**
@@ -176,6 +184,58 @@ export class BlockfrostAdapter implements ChainAPort {
   async drep(drepId: string): Promise<ChainDrep | null> {
     const found = await this.find(() => this.api.governance.drepsById(segment(drepId)))
     return found && toDrep(found)
+  }
+
+  async epochsAfter(epoch: number, count: number): Promise<ChainEpoch[]> {
+    const epochs = await this.find(() => this.api.epochsNext(epoch, { count: pageCount(count), page: 1 }))
+    return (epochs ?? []).map(toEpoch)
+  }
+
+  async blocksAfter(height: number, count: number): Promise<ChainBlock[]> {
+    const blocks = await this.find(() => this.api.blocksNext(height, { count: pageCount(count), page: 1 }))
+    return (blocks ?? []).map(toBlock)
+  }
+
+  async blockTransactions(hashOrHeight: string | number, page: ListPage): Promise<string[] | null> {
+    const id = typeof hashOrHeight === 'number' ? hashOrHeight : segment(hashOrHeight)
+    return this.find(() => this.api.blocksTxs(id, pagination(page)))
+  }
+
+  async epochBlocks(epoch: number, page: ListPage): Promise<string[] | null> {
+    return this.find(() => this.api.epochsBlocks(epoch, pagination(page)))
+  }
+
+  async addressTransactionPage(address: string, page: ListPage): Promise<ChainAddressTransaction[]> {
+    const txs = await this.find(() => this.api.addressesTransactions(segment(address), pagination(page)))
+    return (txs ?? []).map(toAddressTransaction)
+  }
+
+  async assetHistoryPage(unit: string, page: ListPage): Promise<ChainAssetHistoryEntry[] | null> {
+    const history = await this.find(() => this.api.assetsHistory(segment(unit), pagination(page)))
+    return history && history.map(toAssetHistoryEntry)
+  }
+
+  async pools(page: ListPage): Promise<ChainPoolSummary[]> {
+    return (await this.call('read', () => this.api.poolsExtended(pagination(page)))).map(toPoolSummary)
+  }
+
+  async dreps(page: ListPage): Promise<ChainDrep[]> {
+    return (await this.call('read', () => this.api.governance.dreps(pagination(page)))).map(toDrep)
+  }
+
+  async poolDelegators(poolId: string, page: ListPage): Promise<ChainDelegator[] | null> {
+    const delegators = await this.find(() => this.api.poolsByIdDelegators(segment(poolId), pagination(page)))
+    return delegators && delegators.map(toPoolDelegator)
+  }
+
+  async drepDelegators(drepId: string, page: ListPage): Promise<ChainDelegator[] | null> {
+    const delegators = await this.find(() => this.api.governance.drepsByIdDelegators(segment(drepId), pagination(page)))
+    return delegators && delegators.map(toDrepDelegator)
+  }
+
+  async accountAddresses(stakeAddress: string, page: ListPage): Promise<string[] | null> {
+    const addresses = await this.find(() => this.api.accountsAddresses(segment(stakeAddress), pagination(page)))
+    return addresses && addresses.map(entry => entry.address)
   }
 
   async network(): Promise<ChainNetwork> {

@@ -202,6 +202,29 @@ export interface ChainPool {
   description: string | null
 }
 
+/** A registered pool as the pool list reports it: its figures and metadata, without the registration details. */
+export interface ChainPoolSummary {
+  poolId: string
+  hex: string
+  activeStake: string
+  liveStake: string
+  liveSaturation: number
+  blocksMinted: number
+  declaredPledge: string
+  marginCost: number
+  fixedCost: string
+  ticker: string | null
+  name: string | null
+  homepage: string | null
+  description: string | null
+}
+
+/** A stake account delegating to a pool or a DRep, with the stake it delegates. */
+export interface ChainDelegator {
+  stakeAddress: string
+  amount: string
+}
+
 export interface ChainDrep {
   drepId: string
   hex: string
@@ -242,6 +265,18 @@ export interface ChainGenesis {
   securityParam: number
 }
 
+/** The upstream's largest page of a list. */
+export const LIST_PAGE_SIZE = 100
+
+/**
+ * One page (from 1) of an upstream list of at most LIST_PAGE_SIZE items, the list read in chain
+ * order (`asc`: oldest first) or from its end (`desc`).
+ */
+export interface ListPage {
+  page: number
+  order: 'asc' | 'desc'
+}
+
 export interface ChainAPort {
   /** Network name this port talks to: 'preprod', 'preview', 'mainnet' or 'devnet'. */
   readonly networkName: string
@@ -261,6 +296,28 @@ export interface ChainAPort {
   account(stakeAddress: string): Promise<ChainAccount | null>
   pool(poolId: string): Promise<ChainPool | null>
   drep(drepId: string): Promise<ChainDrep | null>
+  /** Up to `count` (at most LIST_PAGE_SIZE) epochs after `epoch`, oldest first; empty past the current one. */
+  epochsAfter(epoch: number, count: number): Promise<ChainEpoch[]>
+  /** Up to `count` (at most LIST_PAGE_SIZE) blocks after the block at `height`, oldest first; empty past the tip. */
+  blocksAfter(height: number, count: number): Promise<ChainBlock[]>
+  /** Hashes of a block's transactions in block order; null when the block is unknown. */
+  blockTransactions(hashOrHeight: string | number, page: ListPage): Promise<string[] | null>
+  /** Hashes of an epoch's blocks in chain order; null when the epoch is unknown. */
+  epochBlocks(epoch: number, page: ListPage): Promise<string[] | null>
+  /** The address's transactions in chain order; empty when the address never appeared on chain. */
+  addressTransactionPage(address: string, page: ListPage): Promise<ChainAddressTransaction[]>
+  /** Mint and burn events of the asset in chain order; null when it was never minted. */
+  assetHistoryPage(unit: string, page: ListPage): Promise<ChainAssetHistoryEntry[] | null>
+  /** Registered pools in registration order. */
+  pools(page: ListPage): Promise<ChainPoolSummary[]>
+  /** Registered DReps in registration order. */
+  dreps(page: ListPage): Promise<ChainDrep[]>
+  /** The accounts delegating their stake to the pool; null when the pool is unknown. */
+  poolDelegators(poolId: string, page: ListPage): Promise<ChainDelegator[] | null>
+  /** The accounts delegating their votes to the DRep; null when the DRep is unknown. */
+  drepDelegators(drepId: string, page: ListPage): Promise<ChainDelegator[] | null>
+  /** The addresses that carry the stake address; null when the account is unknown. */
+  accountAddresses(stakeAddress: string, page: ListPage): Promise<string[] | null>
   network(): Promise<ChainNetwork>
   genesis(): Promise<ChainGenesis>
   /** Submits a signed transaction (CBOR bytes); answers its hash. */

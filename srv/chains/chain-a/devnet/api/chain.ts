@@ -42,6 +42,19 @@ export function chainRoutes(router: Router, ledger: Ledger, url: () => string) {
   router.get('/epochs/latest', (_req, res) => { res.json(epochJson(ledger, ledger.latestEpoch)) })
   router.get('/epochs/latest/parameters', (_req, res) => { res.json(parametersJson(ledger, ledger.latestEpoch)) })
   router.get('/epochs/:epoch', (req, res) => { res.json(epochJson(ledger, epochParameter(req.params.epoch))) })
+  /** Epochs are numbered from 0 without gaps; both lists answer oldest first, as the block lists do. */
+  const epochsFrom = (from: number, to: number) =>
+    Array.from({ length: Math.max(0, Math.min(to, ledger.currentEpoch + 1) - from) }, (_, i) => epochJson(ledger, ledger.epochs.get(from + i)!))
+  router.get('/epochs/:epoch/next', (req, res) => {
+    const { count, page } = paging(req)
+    const from = epochParameter(req.params.epoch).epoch + 1 + (page - 1) * count
+    res.json(epochsFrom(from, from + count))
+  })
+  router.get('/epochs/:epoch/previous', (req, res) => {
+    const { count, page } = paging(req)
+    const to = epochParameter(req.params.epoch).epoch - (page - 1) * count
+    res.json(epochsFrom(Math.max(0, to - count), to))
+  })
   router.get('/epochs/:epoch/parameters', (req, res) => { res.json(parametersJson(ledger, epochParameter(req.params.epoch))) })
   router.get('/epochs/:epoch/blocks', (req, res) => { res.json(paginate(epochParameter(req.params.epoch).blocks, paging(req))) })
 }
