@@ -3,7 +3,7 @@ import stylistic from '@stylistic/eslint-plugin'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '@cds-models/', 'gen/', 'data/', '.ci/out/', 'app/**/resources/', 'zk/build/'] },
+  { ignores: ['.tmp*/', 'node_modules/', '@cds-models/', 'gen/', 'data/', '.ci/out/', 'app/**/resources/', 'zk/build/'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {
@@ -16,7 +16,7 @@ export default tseslint.config(
       '@stylistic/no-trailing-spaces': 'error',
       '@stylistic/eol-last': 'error',
       '@stylistic/comma-dangle': ['error', 'always-multiline'],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true, caughtErrors: 'none' }],
     },
   },
   // Framework internals (CQN, request objects) are loosely typed; rows and states use the generated types.

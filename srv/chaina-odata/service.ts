@@ -117,6 +117,7 @@ function rejectNotFound(code: string, message: string, target: string): never {
 }
 
 /** A keyed read that finds nothing answers 404 with a code naming what is missing. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- the type CAP's `on` handlers receive
 async function answerNotFoundByName(req: cds.Request, next: Function) {
   const result = await next()
   const keyed = req.params?.length && (req.query as any).SELECT?.one

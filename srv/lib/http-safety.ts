@@ -42,7 +42,7 @@ export function requestIdOf(req: any): string {
 export function refuseHostileTargets(headers: Record<string, string | number> = {}) {
   return function refuseHostileTarget(req: Request, res: ServerResponse, next: () => void) {
     const target = req.url ?? ''
-    if (/%00|\u0000/i.test(target)) return sendError(res, 400, 'INVALID_CHARACTER', 'The request target contains a NUL character', headers)
+    if (/%00/i.test(target) || target.includes('\u0000')) return sendError(res, 400, 'INVALID_CHARACTER', 'The request target contains a NUL character', headers)
     if (!bracesWithinBounds(decoded(target))) {
       return sendError(res, 400, 'INVALID_URL', `The request target nests curly braces more than ${MAX_BRACE_DEPTH} deep, or leaves one open`, headers)
     }

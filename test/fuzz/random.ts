@@ -185,6 +185,7 @@ export class RandomRequests {
     const navigation = set.navigations.length ? pick(r, set.navigations).name : undefined
     let path = property.name
     if (chance(r, 0.05)) path = kind(kinds, 'filter unknown property', 'fuzzNoSuchProperty')
+    // eslint-disable-next-line no-dupe-else-if -- each chance() is a new draw
     else if (navigation && chance(r, 0.05)) path = kind(kinds, 'filter navigation path', `${navigation}/${property.name}`)
     const value = this.literalFor(property, set, kinds)
     const [form, comparison] = pick(r, [
