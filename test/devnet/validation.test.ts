@@ -39,6 +39,16 @@ describe('rejections', () => {
     await expectRejected(new Uint8Array([0xff, 0x00, 0x13]), /^DeserialiseFailure: /)
   })
 
+  it('DeserialiseFailure for a transaction nested too deeply for CSL, which goes on working', async () => {
+    const valid = transfer()
+    const hex = Buffer.from(valid).toString('hex')
+    expect(hex.endsWith('f6')).toBe(true)
+    // The same transaction with auxiliary data whose metadata nests 6000 lists deep.
+    const deep = Buffer.from(hex.slice(0, -2) + 'a1' + '01' + '81'.repeat(6000) + '00', 'hex')
+    await expectRejected(deep, /^DeserialiseFailure: .*nesting too deep/)
+    await acceptAndInclude(valid)
+  })
+
   it('BadInputsUTxO for an input that does not exist', async () => {
     const ghost = { ...largestUtxo(devnet, w1.address), txHash: 'ab'.repeat(32), index: 7 }
     await expectRejected(transfer({ inputs: [ghost] }), new RegExp(`^BadInputsUTxO: input ${'ab'.repeat(32)}#7 does not exist or is already spent$`))

@@ -1,5 +1,6 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { badInput } from '../../lib/errors.ts'
+import { decodeAddress, networkIdOf, parsePaymentAddress, parseRewardAddress } from './csl.ts'
 
 /**
  * Validation and normalisation of chain-A identifiers arriving from callers. Each `parse…`
@@ -10,8 +11,7 @@ const HEX64 = /^[0-9a-fA-F]{64}$/
 const HEX56 = /^[0-9a-fA-F]{56}$/
 const ASSET_UNIT = /^[0-9a-fA-F]{56}(?:[0-9a-fA-F]{2}){0,32}$/
 
-/** 1 for mainnet, 0 for every test network (preprod, preview, the devnets). */
-export const networkIdOf = (network: string) => (network === 'mainnet' ? 1 : 0)
+export { networkIdOf }
 
 function requireString(value: unknown, code: string, what: string, target: string): string {
   if (typeof value !== 'string' || value.length === 0) throw badInput(code, `${what} is required`, target)
@@ -46,22 +46,12 @@ export function parseEpoch(value: unknown, target = 'epoch'): number {
 
 /** A payment address (bech32 `addr…`/`addr_test…`) on the deployment's network. */
 export function parseAddress(value: unknown, network: string, target = 'address'): string {
-  const text = requireString(value, 'INVALID_ADDRESS', 'An address', target)
-  const address = decodeAddress(text)
-  if (!address || !/^addr(_test)?1/.test(text) || address.kind() === CSL.AddressKind.Reward || address.kind() === CSL.AddressKind.Malformed)
-    throw badInput('INVALID_ADDRESS', `'${clip(text)}' is not a bech32 payment address (addr1… or addr_test1…)`, target)
-  assertNetwork(address.network_id(), network, text, target)
-  return text
+  return parsePaymentAddress(requireString(value, 'INVALID_ADDRESS', 'An address', target), networkIdOf(network), target)
 }
 
 /** A stake (reward) address, bech32 `stake…`/`stake_test…`, on the deployment's network. */
 export function parseStakeAddress(value: unknown, network: string, target = 'stakeAddress'): string {
-  const text = requireString(value, 'INVALID_STAKE_ADDRESS', 'A stake address', target)
-  const address = decodeAddress(text)
-  if (!address || !/^stake(_test)?1/.test(text) || address.kind() !== CSL.AddressKind.Reward)
-    throw badInput('INVALID_STAKE_ADDRESS', `'${clip(text)}' is not a bech32 stake address (stake1… or stake_test1…)`, target)
-  assertNetwork(address.network_id(), network, text, target)
-  return text
+  return parseRewardAddress(requireString(value, 'INVALID_STAKE_ADDRESS', 'A stake address', target), networkIdOf(network), target)
 }
 
 /** A pool id as bech32 `pool1…` or 56 hex characters; answers the bech32 form. */
@@ -113,21 +103,6 @@ const ADDRESS_TYPES: Record<number, string> = {
   [CSL.AddressKind.Enterprise]: 'enterprise',
   [CSL.AddressKind.Reward]: 'reward',
   [CSL.AddressKind.Byron]: 'byron',
-}
-
-function decodeAddress(text: string): CSL.Address | undefined {
-  try {
-    return CSL.Address.from_bech32(text)
-  } catch {
-    return undefined
-  }
-}
-
-function assertNetwork(networkId: number, network: string, text: string, target: string) {
-  const expected = networkIdOf(network)
-  if (networkId === expected) return
-  const deployment = expected === 1 ? 'mainnet' : `a test network (${network})`
-  throw badInput('WRONG_NETWORK', `'${clip(text)}' belongs to ${networkId === 1 ? 'mainnet' : 'a test network'}, but this deployment serves ${deployment}`, target)
 }
 
 const clip = (text: string) => (text.length > 120 ? text.slice(0, 117) + '...' : text)

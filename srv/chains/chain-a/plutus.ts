@@ -1,5 +1,8 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import { Cbor, CborArray, CborBytes, CborMap, CborNegInt, CborUInt, type CborMapEntry } from '@harmoniclabs/cbor'
 import * as UPLC from '@lucid-evolution/uplc'
+import { byteStringContent } from './cbor.ts'
+import { cslCostModels, rationalOf, transactionInput, type CostModels, type PlutusLanguage } from './csl.ts'
 
 /**
  * Plutus script evaluation for chain A, shared by the devnet (phase-two validation) and the
@@ -8,10 +11,7 @@ import * as UPLC from '@lucid-evolution/uplc'
  * from the transaction and its resolved inputs, with times converted by the network's slot config.
  */
 
-export type PlutusLanguage = 'PlutusV1' | 'PlutusV2' | 'PlutusV3'
-
-/** Cost model parameters per language, in the on-chain (canonical) order. */
-export type CostModels = Partial<Record<PlutusLanguage, number[]>>
+export type { CostModels, PlutusLanguage }
 
 /** Redeemer purposes, named as in the CDDL (`reward` is a withdrawal, `cert` a certificate). */
 export type RedeemerTag = 'spend' | 'mint' | 'cert' | 'reward' | 'vote' | 'propose'
@@ -85,26 +85,18 @@ export function slotConfigFor(network: string, genesis: { systemStart: number; s
  * Throws ScriptFailure when a script fails or the transaction cannot be evaluated.
  */
 export function evaluateTransaction(tx: Uint8Array, resolved: ResolvedOutput[], options: EvaluationOptions): RedeemerBudget[] {
-  const inputs = resolved.map(r => CSL.TransactionInput.new(CSL.TransactionHash.from_hex(r.txHash), r.outputIndex).to_bytes())
+  const inputs = resolved.map(r => transactionInput(r).to_bytes())
   let results: Uint8Array[]
   try {
     results = UPLC.eval_phase_two_raw(
-      tx, inputs, resolved.map(r => r.output), costModelsCbor(options.costModels),
+      tx, inputs, resolved.map(r => r.output), cslCostModels(options.costModels).to_bytes(),
       BigInt(options.maxTxExUnits.steps), BigInt(options.maxTxExUnits.mem),
       BigInt(options.slotConfig.zeroTimeMs), BigInt(options.slotConfig.zeroSlot), options.slotConfig.slotLengthMs,
     )
   } catch (error) {
     throw scriptFailureOf(error)
   }
-  return results.map(bytes => {
-    const redeemer = CSL.Redeemer.from_bytes(bytes)
-    return {
-      tag: redeemerTagOf(redeemer.tag().kind()),
-      index: Number(redeemer.index().to_str()),
-      mem: Number(redeemer.ex_units().mem().to_str()),
-      steps: Number(redeemer.ex_units().steps().to_str()),
-    }
-  })
+  return results.map(bytes => redeemerBudgetOf(CSL.Redeemer.from_bytes(bytes)))
 }
 
 const TAGS: Record<CSL.RedeemerTagKind, RedeemerTag> = {
@@ -117,6 +109,14 @@ const TAGS: Record<CSL.RedeemerTagKind, RedeemerTag> = {
 }
 
 export const redeemerTagOf = (kind: CSL.RedeemerTagKind): RedeemerTag => TAGS[kind]
+
+/** What a redeemer points at and the execution units it declares. */
+export const redeemerBudgetOf = (redeemer: CSL.Redeemer): RedeemerBudget => ({
+  tag: redeemerTagOf(redeemer.tag().kind()),
+  index: Number(redeemer.index().to_str()),
+  mem: Number(redeemer.ex_units().mem().to_str()),
+  steps: Number(redeemer.ex_units().steps().to_str()),
+})
 
 /** The evaluator's names for purposes, as it prints them in failures (`Spend[0] …`). */
 const EVALUATOR_TAGS: Record<string, RedeemerTag> = {
@@ -139,21 +139,6 @@ function scriptFailureOf(error: unknown): ScriptFailure {
   return new ScriptFailure(null, lines.filter(line => !line.startsWith('Trace ')).join('; ') || 'the transaction could not be evaluated', logs)
 }
 
-function costModelsCbor(costModels: CostModels): Uint8Array {
-  const models = CSL.Costmdls.new()
-  const languages: [PlutusLanguage, CSL.Language][] = [
-    ['PlutusV1', CSL.Language.new_plutus_v1()], ['PlutusV2', CSL.Language.new_plutus_v2()], ['PlutusV3', CSL.Language.new_plutus_v3()],
-  ]
-  for (const [name, language] of languages) {
-    const costs = costModels[name]
-    if (!costs) continue
-    const model = CSL.CostModel.new()
-    costs.forEach((cost, index) => model.set(index, CSL.Int.from_str(String(cost))))
-    models.insert(language, model)
-  }
-  return models.to_bytes()
-}
-
 /**
  * Cost models as the chain port carries them (JSON text): language name → array of costs, or →
  * object of named costs (taken in the order given). Names may be `PlutusV3` or `PlutusScriptV3`.
@@ -167,22 +152,6 @@ export function parseCostModels(json: string | Record<string, unknown> | null | 
     models[`PlutusV${language[1]}` as PlutusLanguage] = (Array.isArray(costs) ? costs : Object.values(costs)).map(Number)
   }
   return models
-}
-
-/** A non-negative rational, exact for decimal numbers such as the prices 0.0577 and 0.0000721. */
-export interface Rational {
-  numerator: bigint
-  denominator: bigint
-}
-
-export function rationalOf(value: number): Rational {
-  const [mantissa, exponentText] = value.toExponential().split('e')
-  const [whole, fraction = ''] = mantissa.split('.')
-  const exponent = Number(exponentText) - fraction.length
-  const digits = BigInt(whole + fraction)
-  return exponent >= 0
-    ? { numerator: digits * 10n ** BigInt(exponent), denominator: 1n }
-    : { numerator: digits, denominator: 10n ** BigInt(-exponent) }
 }
 
 const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b
@@ -216,6 +185,25 @@ export function referenceScriptsFee(bytes: number, costPerByte: number): bigint 
 }
 
 /**
+ * The cost models of the languages a transaction runs as its script data hash commits to them (the
+ * "language views"), in canonical order (shorter keys first): V2 and V3 keyed by their language
+ * number with a plain array of costs; V1 keeps its historical quirk of a bytes-wrapped key and an
+ * indefinite-length array in a byte string.
+ */
+export function languageViews(costModels: CostModels, languages: Set<PlutusLanguage>): Uint8Array {
+  const costArray = (costs: number[] = [], indefinite = false) =>
+    new CborArray(costs.map(cost => (cost < 0 ? new CborNegInt(cost) : new CborUInt(cost))), { indefinite })
+  const entries: CborMapEntry[] = []
+  for (const [language, key] of [['PlutusV2', 1], ['PlutusV3', 2]] as const) {
+    if (languages.has(language)) entries.push({ k: new CborUInt(key), v: costArray(costModels[language]) })
+  }
+  if (languages.has('PlutusV1')) {
+    entries.push({ k: new CborBytes(Uint8Array.of(0)), v: new CborBytes(Cbor.encode(costArray(costModels.PlutusV1, true)).toBuffer()) })
+  }
+  return Cbor.encode(new CborMap(entries)).toBuffer()
+}
+
+/**
  * A Plutus script's bytes as the witness set carries them: the flat-encoded program inside one CBOR
  * byte string. Accepts the script with that one wrapper or with two (cardano-cli's `cborHex`);
  * answers null for anything else.
@@ -226,15 +214,4 @@ export function plutusScriptBytes(bytes: Uint8Array): Uint8Array | null {
   const innermost = byteStringContent(inner)
   if (innermost === null) return inner[0] >> 5 !== 2 ? bytes : null
   return innermost.length > 0 ? inner : null
-}
-
-/** The content of a definite-length CBOR byte string spanning all of `bytes`, or null. */
-function byteStringContent(bytes: Uint8Array): Uint8Array | null {
-  if (bytes.length === 0 || bytes[0] >> 5 !== 2) return null
-  const info = bytes[0] & 0x1f
-  const size = info < 24 ? 0 : info === 24 ? 1 : info === 25 ? 2 : info === 26 ? 4 : -1
-  if (size < 0 || bytes.length < 1 + size) return null
-  let length = info < 24 ? info : 0
-  for (let i = 1; i <= size; i++) length = length * 256 + bytes[i]
-  return 1 + size + length === bytes.length ? bytes.subarray(1 + size) : null
 }

@@ -2,11 +2,12 @@ import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { ApiError, badInput } from '../../../lib/errors.ts'
 import { evaluateTransaction, exUnitsFee, ScriptFailure, type ExUnits, type ResolvedOutput } from '../plutus.ts'
 import type { ChainUtxo } from '../port.ts'
-import type { BuilderName, BuildRequest, BuildResult } from './index.ts'
-import { nativeScriptSigners, paymentKeyHash, planOf, type Plan, type PlannedDatum, type PlannedOutput } from './request.ts'
+import { compareRefs, nativeScriptSigners, paymentKeyHash, refOf, toCslOutput } from '../csl.ts'
+import { assetList, lovelace, positivePart, subtractValues, sumValues, valueOfUtxo, type Value } from '../value.ts'
+import { planOf } from './request.ts'
 import { describeTransaction } from './result.ts'
 import { selectCollateral, selectInputs, type Selection } from './selection.ts'
-import { addValues, assetList, lovelace, positivePart, refOf, subtractValues, valueOfUtxo, type Value } from './value.ts'
+import type { Assembler, BuildRequest, BuildResult, Collateral, Draft, Plan, PlannedOutput, TxOutputSpec } from './types.ts'
 
 /**
  * The shared part of building: coin selection, balancing, fee, collateral and execution units.
@@ -16,40 +17,6 @@ import { addValues, assetList, lovelace, positivePart, refOf, subtractValues, va
  * output (always the last output), assembles, runs the scripts to learn their execution units and
  * computes the fee the signed transaction needs; it stops when the draft's fee covers that.
  */
-
-export interface TxOutputSpec {
-  address: string
-  value: Value
-  datum: PlannedDatum | null
-}
-
-export interface Collateral {
-  inputs: ChainUtxo[]
-  total: bigint
-  /** What is left of the collateral inputs above `total`, back to the sender. */
-  returnOutput: TxOutputSpec | null
-}
-
-/** Everything the transaction holds, decided; the assembler adds nothing and leaves nothing out. */
-export interface Draft {
-  plan: Plan
-  /** Key-locked inputs from coin selection (script inputs are in `plan.scriptInputs`). */
-  inputs: ChainUtxo[]
-  /** The requested outputs in order, then the change output. */
-  outputs: TxOutputSpec[]
-  fee: bigint
-  collateral: Collateral | null
-  /** Declared execution units per script input, in `plan.scriptInputs` order. */
-  exUnits: ExUnits[]
-}
-
-export interface Assembler {
-  readonly name: BuilderName
-  /** An output's CBOR as this library writes it: its size sets the output's minimum ADA. */
-  encodeOutput(output: TxOutputSpec): Uint8Array
-  /** The unsigned transaction (CBOR) holding exactly what the draft says. */
-  assemble(draft: Draft): Uint8Array
-}
 
 const MAX_ROUNDS = 8
 
@@ -97,8 +64,8 @@ function paymentsOf(assembler: Assembler, plan: Plan): Payments {
   const outputs = plan.outputs.map((output, i) => withAda(assembler, plan, output, i))
   return {
     outputs,
-    paidOut: addValues(...outputs.map(o => o.value), mintedValue(plan, -1n)),
-    brought: addValues(...plan.scriptInputs.map(input => input.value), mintedValue(plan, 1n)),
+    paidOut: sumValues([...outputs.map(o => o.value), mintedValue(plan, -1n)]),
+    brought: sumValues([...plan.scriptInputs.map(input => input.value), mintedValue(plan, 1n)]),
   }
 }
 
@@ -110,7 +77,7 @@ function draftFor(assembler: Assembler, plan: Plan, payments: Payments, fee: big
     throw insufficientFunds(plan, select(assembler, plan, payments, estimate), payments, estimate)
   }
   const { outputs, paidOut, brought } = payments
-  const change = subtractValues(addValues(brought, ...selection.inputs.map(valueOfUtxo)), addValues(paidOut, lovelace(fee)))
+  const change = subtractValues(sumValues([brought, ...selection.inputs.map(valueOfUtxo)]), sumValues([paidOut, lovelace(fee)]))
   return {
     plan,
     inputs: selection.inputs,
@@ -125,14 +92,14 @@ function draftFor(assembler: Assembler, plan: Plan, payments: Payments, fee: big
 function feeSpendingEverything(assembler: Assembler, plan: Plan, payments: Payments, fee: bigint, exUnits: ExUnits[]): bigint {
   if (plan.candidates.length + plan.scriptInputs.length === 0) return fee
   // Not a transaction to submit: the change holds the most lovelace an output can, for the largest size.
-  const leftover = positivePart(subtractValues(addValues(payments.brought, ...plan.candidates.map(valueOfUtxo)), payments.paidOut))
+  const leftover = positivePart(subtractValues(sumValues([payments.brought, ...plan.candidates.map(valueOfUtxo)]), payments.paidOut))
   const draft: Draft = { plan, inputs: plan.candidates, outputs: [...payments.outputs, changeOutput(plan, leftover, MAX_COIN)], fee, collateral: null, exUnits }
   const estimate = requiredFee(assembler.assemble(draft), draft)
   return estimate > fee ? estimate : fee
 }
 
 function select(assembler: Assembler, plan: Plan, { paidOut, brought }: Payments, fee: bigint): Selection {
-  const target = addValues(subtractValues(paidOut, brought), lovelace(fee))
+  const target = sumValues([subtractValues(paidOut, brought), lovelace(fee)])
   return selectInputs(plan.candidates, target, leftover => minimumAda(assembler, plan, changeOutput(plan, positivePart(leftover), MAX_COIN)))
 }
 
@@ -206,17 +173,7 @@ function collateralFor(assembler: Assembler, plan: Plan, fee: bigint): Collatera
 
 /** A UTxO as the evaluator takes it: its reference and its output's CBOR. */
 function resolvedOutput(utxo: ChainUtxo): ResolvedOutput {
-  const value = CSL.Value.new(CSL.BigNum.from_str(utxo.lovelace))
-  if (utxo.assets.length) {
-    const multiasset = CSL.MultiAsset.new()
-    for (const { unit, quantity } of utxo.assets) {
-      multiasset.set_asset(CSL.ScriptHash.from_hex(unit.slice(0, 56)), CSL.AssetName.new(Buffer.from(unit.slice(56), 'hex')), CSL.BigNum.from_str(quantity))
-    }
-    value.set_multiasset(multiasset)
-  }
-  const output = CSL.TransactionOutput.new(CSL.Address.from_bech32(utxo.address), value)
-  if (utxo.inlineDatum) output.set_plutus_data(CSL.PlutusData.from_hex(utxo.inlineDatum))
-  else if (utxo.dataHash) output.set_data_hash(CSL.DataHash.from_hex(utxo.dataHash))
+  const output = toCslOutput({ address: utxo.address, value: valueOfUtxo(utxo), inlineDatum: utxo.inlineDatum, dataHash: utxo.dataHash })
   return { txHash: utxo.txHash, outputIndex: utxo.outputIndex, output: output.to_bytes() }
 }
 
@@ -224,12 +181,6 @@ function resolvedOutput(utxo: ChainUtxo): ResolvedOutput {
 export function spendIndex(draft: Draft, utxo: ChainUtxo): number {
   const refs = [...draft.inputs, ...draft.plan.scriptInputs.map(input => input.utxo)].map(refOf)
   return refs.sort(compareRefs).indexOf(refOf(utxo))
-}
-
-function compareRefs(a: string, b: string): number {
-  const [hashA, indexA] = a.split('#')
-  const [hashB, indexB] = b.split('#')
-  return hashA === hashB ? Number(indexA) - Number(indexB) : hashA < hashB ? -1 : 1
 }
 
 /** What each script input's validator needs, by running the scripts of the assembled transaction. */
@@ -255,7 +206,7 @@ function evaluate(tx: Uint8Array, draft: Draft): ExUnits[] {
 function insufficientFunds(plan: Plan, selection: Selection, { paidOut, brought }: Payments, fee: bigint): ApiError {
   const missing = selection.shortfall!
   const parts = [...(missing.coin > 0n ? [`${missing.coin} lovelace`] : []), ...assetList(missing.assets).map(a => `${a.quantity} of ${a.unit}`)]
-  const available = addValues(...plan.candidates.map(valueOfUtxo))
+  const available = sumValues(plan.candidates.map(valueOfUtxo))
   const needed = subtractValues(paidOut, brought)
   const paying = needed.coin > 0n ? needed.coin : 0n
   const excluded = plan.excludedCount ? `; ${plan.excludedCount} more ${plan.excludedCount === 1 ? 'is' : 'are'} excluded as reserved by pending builds` : ''

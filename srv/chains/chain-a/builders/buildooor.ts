@@ -1,10 +1,11 @@
-import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import * as B from '@harmoniclabs/buildooor'
 import { badInput } from '../../../lib/errors.ts'
+import { datumHashOf, refOf } from '../csl.ts'
+import { languageViews } from '../plutus.ts'
 import type { ChainUtxo } from '../port.ts'
-import { spendIndex, type Assembler, type Draft, type TxOutputSpec } from './build.ts'
-import type { Plan } from './request.ts'
-import { refOf, valueOfUtxo, type Value } from './value.ts'
+import { valueOfUtxo, type Value } from '../value.ts'
+import { spendIndex } from './build.ts'
+import type { Assembler, Draft, Plan, TxOutputSpec } from './types.ts'
 
 /**
  * The buildooor backend: the transaction is put together from buildooor's ledger types (its
@@ -36,7 +37,9 @@ function assemble(draft: Draft): Uint8Array {
     validityIntervalStart: plan.validity.invalidBefore ?? undefined,
     mint,
     auxDataHash: auxiliaryData?.hash,
-    scriptDataHash: hasScriptData ? B.getScriptDataHash(witnesses, languageViews(plan)) : undefined,
+    // The V3 language view from the protocol's cost model array as it is: cardano-costmodels-ts 1.3.0's own would
+    // rewrite a 251-parameter model into its 297-parameter layout, and the hash would no longer match the ledger's.
+    scriptDataHash: hasScriptData ? B.getScriptDataHash(witnesses, languageViews(plan.params.costModels, new Set(['PlutusV3']))) : undefined,
     collateralInputs: draft.collateral?.inputs.map(utxoOf),
     collateralReturn: draft.collateral?.returnOutput ? txOut(draft.collateral.returnOutput) : undefined,
     totCollateral: draft.collateral?.total,
@@ -79,17 +82,6 @@ function witnessDatum(cbor: string, utxo: ChainUtxo): B.Data {
   return data
 }
 
-/**
- * The Plutus V3 cost model as the script data hash commits to it: `{2: [costs]}`, the protocol's
- * array as it is. (cardano-costmodels-ts 1.3.0's own language view would rewrite a 251-parameter
- * model into its 297-parameter layout, and the hash would no longer match the ledger's.)
- */
-function languageViews(plan: Plan): Uint8Array {
-  const costs = plan.params.costModels.PlutusV3 ?? []
-  const view = new B.CborMap([{ k: new B.CborUInt(2), v: new B.CborArray(costs.map(cost => (cost < 0 ? new B.CborNegInt(cost) : new B.CborUInt(cost)))) }])
-  return B.Cbor.encode(view).toBuffer()
-}
-
 function ledgerValue(value: Value): B.Value {
   let result = B.Value.lovelaces(value.coin)
   for (const [unit, quantity] of value.assets) {
@@ -102,7 +94,7 @@ function txOut(spec: TxOutputSpec): B.TxOut {
   const datum = !spec.datum ? undefined
     : spec.datum.inline ? B.dataFromCbor(spec.datum.cbor)
       // By hash: the hash of the datum's canonical bytes, whichever builder later spends the output.
-      : new B.Hash32(CSL.hash_plutus_data(CSL.PlutusData.from_hex(spec.datum.cbor)).to_hex())
+      : new B.Hash32(datumHashOf(spec.datum.cbor))
   return new B.TxOut({ address: B.Address.fromString(spec.address), value: ledgerValue(spec.value), datum })
 }
 

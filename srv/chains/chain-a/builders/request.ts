@@ -1,82 +1,17 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { badInput } from '../../../lib/errors.ts'
-import { parseCostModels, plutusScriptBytes, type CostModels, type ExUnits, type SlotConfig } from '../plutus.ts'
+import { byteStringContent, isShallowCbor } from '../cbor.ts'
+import { datumHashOf, narrowest, parsePaymentAddress, paymentCredentialOf, paymentKeyHash, refOf, requiredTimeLocks } from '../csl.ts'
+import { parseCostModels, plutusScriptBytes } from '../plutus.ts'
 import type { ChainProtocolParameters, ChainUtxo } from '../port.ts'
-import type { BuildRequest, MintRequest, PaymentRequest, ScriptSpendRequest } from './index.ts'
-import { isShallowCbor } from '../signing/cbor.ts'
-import { refOf, valueOfUtxo, type Value } from './value.ts'
+import { valueOfUtxo } from '../value.ts'
+import type { BuildRequest, MintRequest, PaymentRequest, Plan, PlannedMint, PlannedOutput, PlannedScriptInput, PlanParameters, ScriptSpendRequest } from './types.ts'
 
 /**
  * The request, checked and put into the form the builder works with: amounts as bigints, scripts,
  * datums and metadata as CBOR, the validity interval settled, the spendable UTxOs chosen. Every
  * problem with the request is a 400 ApiError naming the parameter.
  */
-
-export interface PlanParameters {
-  minFeeA: bigint
-  minFeeB: bigint
-  coinsPerUtxoByte: bigint
-  maxTxSize: number
-  maxValSize: number
-  keyDeposit: bigint
-  poolDeposit: bigint
-  priceMem: number
-  priceStep: number
-  maxTxExUnits: ExUnits
-  collateralPercent: number
-  maxCollateralInputs: number
-  costModels: CostModels
-}
-
-/** A datum as CBOR hex, for an output inline or by hash. */
-export interface PlannedDatum {
-  cbor: string
-  inline: boolean
-}
-
-export interface PlannedOutput {
-  address: string
-  /** null: the minimum the output needs. */
-  lovelace: bigint | null
-  assets: Map<string, bigint>
-  datum: PlannedDatum | null
-}
-
-export interface PlannedMint {
-  policyId: string
-  /** The native script's CBOR hex. */
-  script: string
-  /** Quantity by asset name hex; negative burns. */
-  assets: Map<string, bigint>
-}
-
-export interface PlannedScriptInput {
-  utxo: ChainUtxo
-  value: Value
-  /** The validator as the witness set carries it (flat program in one CBOR byte string). */
-  script: Uint8Array
-  scriptHash: string
-  redeemer: string
-  /** The datum for the witness set, when the output carries only its hash. */
-  witnessDatum: string | null
-}
-
-export interface Plan {
-  params: PlanParameters
-  networkId: number
-  slotConfig: SlotConfig
-  changeAddress: string
-  outputs: PlannedOutput[]
-  mints: PlannedMint[]
-  /** General transaction metadata, CBOR hex. */
-  metadata: string | null
-  scriptInputs: PlannedScriptInput[]
-  validity: { invalidBefore: number | null; invalidHereafter: number | null }
-  requiredSigners: string[]
-  /** The sender's key-locked UTxOs that may be selected (excluded ones removed). */
-  candidates: ChainUtxo[]
-  excludedCount: number
-}
 
 /** The default validity: two hours from the current slot. */
 const DEFAULT_VALIDITY_MS = 2 * 60 * 60 * 1000
@@ -92,7 +27,7 @@ export function planOf(request: BuildRequest): Plan {
     params: parametersOf(request.protocolParameters),
     networkId,
     slotConfig: request.slotConfig,
-    changeAddress: parseAddress(request.changeAddress, networkId, 'changeAddress'),
+    changeAddress: parsePaymentAddress(request.changeAddress, networkId, 'changeAddress'),
     outputs: (request.outputs ?? []).map((output, i) => parseOutput(output, networkId, `outputs/${i}`)),
     mints: mergeMints(mints),
     metadata: request.metadataJson === undefined || request.metadataJson === null ? null : parseMetadata(request.metadataJson),
@@ -116,6 +51,7 @@ function parametersOf(p: ChainProtocolParameters): PlanParameters {
     priceMem: p.priceMem ?? 0,
     priceStep: p.priceStep ?? 0,
     maxTxExUnits: { mem: Number(p.maxTxExMem ?? 0), steps: Number(p.maxTxExSteps ?? 0) },
+    minFeeRefScriptCostPerByte: p.minFeeRefScriptCostPerByte ?? 0,
     collateralPercent: p.collateralPercent ?? 150,
     maxCollateralInputs: p.maxCollateralInputs ?? 3,
     costModels: parseCostModels(p.costModels),
@@ -123,29 +59,6 @@ function parametersOf(p: ChainProtocolParameters): PlanParameters {
 }
 
 // ---- addresses, amounts, assets ------------------------------------------------------------
-
-function decodeAddress(text: string): CSL.Address | undefined {
-  try {
-    return CSL.Address.from_bech32(text)
-  } catch {
-    return undefined
-  }
-}
-
-export function parseAddress(value: unknown, networkId: number, target: string): string {
-  const text = typeof value === 'string' ? value.trim() : ''
-  const address = /^addr(_test)?1/.test(text) ? decodeAddress(text) : undefined
-  if (!address) throw badInput('INVALID_ADDRESS', `'${clip(String(value ?? ''))}' is not a bech32 payment address (addr1… or addr_test1…)`, target)
-  if (address.network_id() !== networkId) {
-    throw badInput('WRONG_NETWORK', `${clip(text)} is an address of network ${address.network_id()}; this deployment is on network ${networkId}`, target)
-  }
-  return text
-}
-
-/** The payment key hash of a key-locked address, or null for a script address. */
-export function paymentKeyHash(address: string): string | null {
-  return decodeAddress(address)?.payment_cred()?.to_keyhash()?.to_hex() ?? null
-}
 
 const isKeyLocked = (address: string) => paymentKeyHash(address) !== null
 
@@ -173,7 +86,7 @@ function parseOutput(output: PaymentRequest, networkId: number, target: string):
   const datum = output.datumJson === undefined || output.datumJson === null ? null
     : { cbor: parsePlutusData(output.datumJson, `${target}/datumJson`), inline: output.datumInline !== false }
   return {
-    address: parseAddress(output.address, networkId, `${target}/address`),
+    address: parsePaymentAddress(output.address, networkId, `${target}/address`),
     lovelace: output.lovelace === undefined || output.lovelace === null ? null : parseAmount(output.lovelace, `${target}/lovelace`),
     assets: parseAssets(output.assets, `${target}/assets`),
     datum,
@@ -203,35 +116,28 @@ export function parsePlutusData(json: unknown, target: string): string {
  */
 const hasShallowDatum = (utxo: ChainUtxo) => !utxo.inlineDatum || isShallowCbor(utxo.inlineDatum)
 
-const datumHashOf = (cbor: string) => CSL.hash_plutus_data(CSL.PlutusData.from_hex(cbor)).to_hex()
-
 /** A Plutus V3 validator from its CBOR hex (one or two byte-string wrappers). */
 export function parseValidator(hex: unknown, target: string): { script: Uint8Array; hash: string } {
   const bytes = typeof hex === 'string' && /^([0-9a-fA-F]{2})+$/.test(hex) ? plutusScriptBytes(new Uint8Array(Buffer.from(hex, 'hex'))) : null
   if (!bytes) throw badInput('INVALID_SCRIPT', 'The validator must be the CBOR hex of a Plutus script (as in cardano-cli\'s cborHex)', target)
-  const program = bytes.subarray(bytes.length - programLength(bytes))
+  const program = byteStringContent(bytes)!
   if (program[0] !== 1 || program[1] !== 1 || program[2] !== 0) {
     throw badInput('INVALID_SCRIPT', `The validator is not a Plutus V3 script (UPLC 1.1.0); found version ${program.subarray(0, 3).join('.')}. Plutus V1 and V2 are not supported`, target)
   }
   return { script: bytes, hash: CSL.PlutusScript.new_v3(bytes).hash().to_hex() }
 }
 
-/** Length of the flat program inside the single byte-string wrapper. */
-function programLength(wrapped: Uint8Array): number {
-  const info = wrapped[0] & 0x1f
-  return wrapped.length - 1 - (info < 24 ? 0 : info === 24 ? 1 : info === 25 ? 2 : 4)
-}
-
 function parseScriptInput(input: ScriptSpendRequest, networkId: number, target: string): PlannedScriptInput {
   const utxo = input.utxo
-  parseAddress(utxo?.address, networkId, `${target}/utxo/address`)
+  parsePaymentAddress(utxo?.address, networkId, `${target}/utxo/address`)
   if (utxo.referenceScriptHash) {
     // Conway charges for reference scripts in spent inputs too, by size, which the UTxO does not tell.
     throw badInput('INVALID_SCRIPT', `${refOf(utxo)} carries a reference script; the builders do not spend such outputs`, `${target}/utxo`)
   }
   if (!hasShallowDatum(utxo)) throw badInput('INVALID_PLUTUS_DATA', `The inline datum of ${refOf(utxo)} is nested too deeply to evaluate`, `${target}/utxo`)
   const { script, hash } = parseValidator(input.validator, `${target}/validator`)
-  const locking = decodeAddress(utxo.address)!.payment_cred()?.to_scripthash()?.to_hex()
+  const payment = paymentCredentialOf(utxo.address)
+  const locking = payment?.type === 'script' ? payment.hash : undefined
   if (locking !== hash) {
     throw badInput('INVALID_SCRIPT', `The validator's hash ${hash} is not the script that locks ${refOf(utxo)} (${locking ? `script ${locking}` : 'a key-locked address'})`, `${target}/validator`)
   }
@@ -264,15 +170,24 @@ export function parseNativeScript(policy: unknown, target: string): CSL.NativeSc
   }
 }
 
-function nativeScriptOf(json: any, path: string): CSL.NativeScript {
+/** A native script in cardano-cli's JSON, as the caller sent it: nothing is known about its fields yet. */
+interface ScriptJson {
+  type?: unknown
+  keyHash?: unknown
+  scripts?: unknown
+  required?: unknown
+  slot?: unknown
+}
+
+function nativeScriptOf(json: ScriptJson | null | undefined, path: string): CSL.NativeScript {
   const slot = (value: unknown) => {
     if (!Number.isSafeInteger(value) || (value as number) < 0) throw new Error(`${path}.slot must be a non-negative integer`)
     return CSL.BigNum.from_str(String(value))
   }
   const children = () => {
-    if (!Array.isArray(json.scripts)) throw new Error(`${path}.scripts must be an array`)
+    if (!Array.isArray(json?.scripts)) throw new Error(`${path}.scripts must be an array`)
     const list = CSL.NativeScripts.new()
-    json.scripts.forEach((child: unknown, i: number) => list.add(nativeScriptOf(child, `${path}.scripts[${i}]`)))
+    json.scripts.forEach((child: ScriptJson, i: number) => list.add(nativeScriptOf(child, `${path}.scripts[${i}]`)))
     return list
   }
   switch (json?.type) {
@@ -283,8 +198,9 @@ function nativeScriptOf(json: any, path: string): CSL.NativeScript {
     case 'any': return CSL.NativeScript.new_script_any(CSL.ScriptAny.new(children()))
     case 'atLeast': {
       const scripts = children()
-      if (!Number.isInteger(json.required) || json.required < 0 || json.required > scripts.len()) throw new Error(`${path}.required must be an integer from 0 to the number of scripts`)
-      return CSL.NativeScript.new_script_n_of_k(CSL.ScriptNOfK.new(json.required, scripts))
+      const { required } = json
+      if (typeof required !== 'number' || !Number.isInteger(required) || required < 0 || required > scripts.len()) throw new Error(`${path}.required must be an integer from 0 to the number of scripts`)
+      return CSL.NativeScript.new_script_n_of_k(CSL.ScriptNOfK.new(required, scripts))
     }
     case 'after': return CSL.NativeScript.new_timelock_start(CSL.TimelockStart.new_timelockstart(slot(json.slot)))
     case 'before': return CSL.NativeScript.new_timelock_expiry(CSL.TimelockExpiry.new_timelockexpiry(slot(json.slot)))
@@ -317,50 +233,17 @@ function mergeMints(mints: PlannedMint[]): PlannedMint[] {
     .filter(mint => mint.assets.size > 0)
 }
 
-/** Key hashes a native script may need signatures from (every `sig`, wherever it is). */
-export function nativeScriptSigners(script: CSL.NativeScript): string[] {
-  const nested = (scripts: CSL.NativeScripts) => Array.from({ length: scripts.len() }, (_, i) => nativeScriptSigners(scripts.get(i))).flat()
-  switch (script.kind()) {
-    case CSL.NativeScriptKind.ScriptPubkey: return [script.as_script_pubkey()!.addr_keyhash().to_hex()]
-    case CSL.NativeScriptKind.ScriptAll: return nested(script.as_script_all()!.native_scripts())
-    case CSL.NativeScriptKind.ScriptAny: return nested(script.as_script_any()!.native_scripts())
-    case CSL.NativeScriptKind.ScriptNOfK: return nested(script.as_script_n_of_k()!.native_scripts())
-    default: return []
-  }
-}
-
 /**
- * Time locks a script requires whatever else is signed: those at the top or under `all`. The
- * default validity interval is narrowed to them, so a policy with `before` or `after` can mint.
+ * The default validity interval is narrowed to the time locks the mint policies require, so a
+ * policy with `before` or `after` can mint.
  */
-function requiredTimeLocks(script: CSL.NativeScript): { after: number | null; before: number | null } {
-  switch (script.kind()) {
-    case CSL.NativeScriptKind.TimelockStart: return { after: Number(script.as_timelock_start()!.slot_bignum().to_str()), before: null }
-    case CSL.NativeScriptKind.TimelockExpiry: return { after: null, before: Number(script.as_timelock_expiry()!.slot_bignum().to_str()) }
-    case CSL.NativeScriptKind.ScriptAll: {
-      const scripts = script.as_script_all()!.native_scripts()
-      const locks = Array.from({ length: scripts.len() }, (_, i) => requiredTimeLocks(scripts.get(i)))
-      return {
-        after: maxOf(locks.map(l => l.after)),
-        before: minOf(locks.map(l => l.before)),
-      }
-    }
-    default: return { after: null, before: null }
-  }
-}
-
-const present = (values: (number | null)[]) => values.filter((v): v is number => v !== null)
-const maxOf = (values: (number | null)[]) => (present(values).length ? Math.max(...present(values)) : null)
-const minOf = (values: (number | null)[]) => (present(values).length ? Math.min(...present(values)) : null)
-
 function validityOf(request: BuildRequest, mints: { native: CSL.NativeScript }[]) {
   const slots = Math.ceil(DEFAULT_VALIDITY_MS / request.slotConfig.slotLengthMs)
-  const locks = mints.map(mint => requiredTimeLocks(mint.native))
-  const after = maxOf(locks.map(l => l.after))
-  const before = minOf(locks.map(l => l.before))
+  const defaults = { invalidBefore: BigInt(request.currentSlot), invalidHereafter: BigInt(request.currentSlot + slots) }
+  const locked = narrowest([defaults, ...mints.map(mint => requiredTimeLocks(mint.native))])
   const given = request.validity ?? {}
-  const invalidBefore = given.invalidBefore !== undefined ? given.invalidBefore : Math.max(request.currentSlot, after ?? 0)
-  const invalidHereafter = given.invalidHereafter !== undefined ? given.invalidHereafter : Math.min(request.currentSlot + slots, before ?? Infinity)
+  const invalidBefore = given.invalidBefore !== undefined ? given.invalidBefore : Number(locked.invalidBefore)
+  const invalidHereafter = given.invalidHereafter !== undefined ? given.invalidHereafter : Number(locked.invalidHereafter)
   for (const [name, slot] of [['invalidBefore', invalidBefore], ['invalidHereafter', invalidHereafter]] as const) {
     if (slot !== null && (!Number.isSafeInteger(slot) || slot < 0)) throw badInput('INVALID_VALIDITY_INTERVAL', `${name} must be a slot number`, `validity/${name}`)
   }
@@ -400,8 +283,8 @@ export function parseMetadata(json: unknown): string {
   return metadata.to_hex()
 }
 
-function assertCip20(datum: any) {
-  const lines = datum?.msg
+function assertCip20(datum: unknown) {
+  const lines = (datum as { msg?: unknown } | null)?.msg
   const valid = Array.isArray(lines) && lines.length > 0 && lines.every((line: unknown) => typeof line === 'string' && Buffer.byteLength(line) <= 64)
   if (!valid) throw badInput('INVALID_METADATA', 'Label 674 holds a CIP-20 message: {"msg": ["…"]}, each line a string of at most 64 bytes', 'metadataJson/674')
 }

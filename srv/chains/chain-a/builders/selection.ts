@@ -1,5 +1,6 @@
+import { refOf } from '../csl.ts'
 import type { ChainUtxo } from '../port.ts'
-import { addValues, lovelace, refOf, subtractValues, valueOfUtxo, type Value } from './value.ts'
+import { addValue, lovelace, subtractValues, valueOfUtxo, type Value } from '../value.ts'
 
 /**
  * Coin selection, largest first: for each asset the transaction needs, the UTxOs holding most of
@@ -24,10 +25,10 @@ const byRef = (a: ChainUtxo, b: ChainUtxo) => refOf(a).localeCompare(refOf(b))
  */
 export function selectInputs(candidates: ChainUtxo[], target: Value, changeMinimum: (leftover: Value) => bigint): Selection {
   const inputs: ChainUtxo[] = []
-  let total = lovelace(0n)
+  const total = lovelace(0n)
   const take = (utxo: ChainUtxo) => {
     inputs.push(utxo)
-    total = addValues(total, valueOfUtxo(utxo))
+    addValue(total, valueOfUtxo(utxo))
   }
   const remaining = () => candidates.filter(utxo => !inputs.includes(utxo))
 

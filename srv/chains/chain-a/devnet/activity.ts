@@ -1,8 +1,9 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import { bigNum, cslAddress, transactionBuilderConfig } from '../csl.ts'
 import { seededRandom } from './crypto.ts'
 import type { WalletKeys } from './genesis.ts'
 import type { Ledger } from './ledger.ts'
-import { bigNum, signaturePolicy, signTransaction, spendableOutputs, toUnspentOutput, toUnspentOutputs, transactionBuilderConfig } from './wallet.ts'
+import { signaturePolicy, signTransaction, spendableOutputs, toUnspentOutput, toUnspentOutputs } from './wallet.ts'
 
 /**
  * Background traffic so that the devnet looks like a live chain: ADA transfers among the
@@ -93,7 +94,7 @@ export class ActivityGenerator {
   }
 
   private pay(wallet: WalletKeys, to: string, lovelace: bigint): string {
-    return this.submit(wallet, builder => builder.add_output(CSL.TransactionOutput.new(CSL.Address.from_bech32(to), CSL.Value.new(bigNum(lovelace)))))
+    return this.submit(wallet, builder => builder.add_output(CSL.TransactionOutput.new(cslAddress(to), CSL.Value.new(bigNum(lovelace)))))
   }
 
   private mint(wallet: WalletKeys): string {
@@ -102,7 +103,7 @@ export class ActivityGenerator {
     const quantity = this.random() < 0.5 ? 1n : BigInt(1000 + Math.floor(this.random() * 1_000_000))
     const cip25 = { [this.policyId]: { [name]: { name: `Devnet Token #${serial}`, image: `ipfs://devnet/token-${serial}.png`, mediaType: 'image/png', description: 'Minted by the devnet activity generator' } }, version: '1.0' }
     // Each mint gets its own output, so no change output accumulates a growing bundle of tokens.
-    const output = CSL.TransactionOutputBuilder.new().with_address(CSL.Address.from_bech32(wallet.address)).next()
+    const output = CSL.TransactionOutputBuilder.new().with_address(cslAddress(wallet.address)).next()
     return this.submit(wallet, builder => {
       builder.add_mint_asset_and_output_min_required_coin(this.policy, CSL.AssetName.new(Buffer.from(name)), CSL.Int.new(bigNum(quantity)), output)
       builder.add_json_metadatum(bigNum(721), JSON.stringify(cip25))
@@ -116,7 +117,7 @@ export class ActivityGenerator {
     const [unit, quantity] = [...holding.value.assets].find(([u]) => u.startsWith(this.policyId))!
     const utxo = toUnspentOutput(holding)
     return this.submit(wallet, builder => {
-      builder.add_regular_input(CSL.Address.from_bech32(wallet.address), utxo.input(), utxo.output().amount())
+      builder.add_regular_input(cslAddress(wallet.address), utxo.input(), utxo.output().amount())
       builder.add_mint_asset(this.policy, CSL.AssetName.new(Buffer.from(unit.slice(56), 'hex')), CSL.Int.new_negative(bigNum(quantity)))
     }, [], [this.policyKey])
   }
@@ -126,7 +127,7 @@ export class ActivityGenerator {
     const builder = CSL.TransactionBuilder.new(this.config)
     builder.set_ttl_bignum(bigNum(this.ledger.nextSlot() + TTL_SLOTS))
     shape(builder)
-    const address = CSL.Address.from_bech32(wallet.address)
+    const address = cslAddress(wallet.address)
     for (const output of inputs) {
       const utxo = toUnspentOutput(output)
       builder.add_regular_input(address, utxo.input(), utxo.output().amount())

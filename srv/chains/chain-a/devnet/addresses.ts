@@ -1,19 +1,10 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import { addressText, decodeAddress, paymentCredentialOf } from '../csl.ts'
 import { GENESIS } from './params.ts'
-import type { Credential } from './types.ts'
 
-/** Address and credential conversions between CSL objects and the ledger's plain strings. */
+/** The devnet's addresses and ids: stake addresses on its network, pool and DRep ids, and parsing them from the API's paths. */
 
-export function credentialOf(credential: CSL.Credential): Credential {
-  const key = credential.to_keyhash()
-  return key ? { type: 'key', hash: key.to_hex() } : { type: 'script', hash: credential.to_scripthash()!.to_hex() }
-}
-
-export function toCslCredential(credential: Credential): CSL.Credential {
-  return credential.type === 'key'
-    ? CSL.Credential.from_keyhash(CSL.Ed25519KeyHash.from_hex(credential.hash))
-    : CSL.Credential.from_scripthash(CSL.ScriptHash.from_hex(credential.hash))
-}
+export { addressText, paymentCredentialOf }
 
 export const stakeAddressOf = (credential: CSL.Credential) =>
   CSL.RewardAddress.new(GENESIS.networkId, credential).to_address().to_bech32()
@@ -29,25 +20,14 @@ export function baseAddress(payment: CSL.PrivateKey, stake: CSL.PrivateKey): str
   ).to_address().to_bech32()
 }
 
-/** Text form of an address: bech32 for Shelley addresses, base58 for Byron ones. */
-export function addressText(address: CSL.Address): string {
-  const byron = CSL.ByronAddress.from_address(address)
-  return byron ? byron.to_base58() : address.to_bech32()
-}
-
-/** Parses an address in text form; undefined when malformed. */
+/** A payment address in text form (bech32 `addr…` or Byron base58); undefined when malformed. */
 export function parseAddress(text: string): CSL.Address | undefined {
-  if (/^addr(_test)?1/.test(text)) return attempt(() => CSL.Address.from_bech32(text))
-  return attempt(() => (CSL.ByronAddress.is_valid(text) ? CSL.ByronAddress.from_base58(text).to_address() : undefined))
+  return /^stake(_test)?1/.test(text) ? undefined : decodeAddress(text)
 }
 
 export function parseStakeAddress(text: string): CSL.RewardAddress | undefined {
-  return /^stake(_test)?1/.test(text) ? attempt(() => CSL.RewardAddress.from_address(CSL.Address.from_bech32(text))) : undefined
-}
-
-export const paymentCredentialOf = (address: CSL.Address): Credential | null => {
-  const credential = address.payment_cred()
-  return credential ? credentialOf(credential) : null
+  const address = /^stake(_test)?1/.test(text) ? decodeAddress(text) : undefined
+  return address && CSL.RewardAddress.from_address(address)
 }
 
 /** The reward address that a base address delegates its stake to, if any. */

@@ -1,7 +1,8 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { addressText, credentialOf, paymentCredentialOf, stakeAddressOf, stakeAddressOfAddress } from './addresses.ts'
-import type { Certificate, Credential, LedgerTx, OutputData, TxMetadata } from './types.ts'
-import { fromCslMultiAsset, fromCslValue } from './values.ts'
+import { readCbor } from '../cbor.ts'
+import { addressText, credentialOf, fromCslMint, fromCslValue, listOf, metadatumJson, paymentCredentialOf, refOfInput, type Credential } from '../csl.ts'
+import { stakeAddressOf, stakeAddressOfAddress } from './addresses.ts'
+import type { Certificate, LedgerTx, OutputData, TxMetadata } from './types.ts'
 
 /**
  * Turns submitted CBOR into the ledger's plain transaction shape, keeping the CSL objects the
@@ -38,13 +39,10 @@ export interface DecodedTx {
 
 const bigintOf = (value: CSL.BigNum | undefined) => (value === undefined ? null : BigInt(value.to_str()))
 
-function list<T>(collection: { len(): number; get(i: number): T } | undefined): T[] {
-  if (!collection) return []
-  return Array.from({ length: collection.len() }, (_, i) => collection.get(i))
-}
-
 export function decodeTransaction(bytes: Uint8Array, keyDeposit: bigint): DecodedTx {
   try {
+    // Well-formed and shallow before CSL sees it: deep nesting would exhaust CSL's stack.
+    readCbor(bytes)
     return decodeFixed(CSL.FixedTransaction.from_bytes(bytes), bytes, keyDeposit)
   } catch (error) {
     if (error instanceof LedgerRuleError) throw error
@@ -55,9 +53,9 @@ export function decodeTransaction(bytes: Uint8Array, keyDeposit: bigint): Decode
 function decodeFixed(fixed: CSL.FixedTransaction, bytes: Uint8Array, keyDeposit: bigint): DecodedTx {
   const body = fixed.body()
   const witnesses = fixed.witness_set()
-  const cslOutputs = list(body.outputs())
+  const cslOutputs = listOf(body.outputs())
   const implicitRefunds = new Set<Certificate>()
-  const certificates = list(body.certs()).map(cert => decodeCertificate(cert, keyDeposit, implicitRefunds))
+  const certificates = listOf(body.certs()).map(cert => decodeCertificate(cert, keyDeposit, implicitRefunds))
   const withdrawals = decodeWithdrawals(body.withdrawals())
 
   const tx: LedgerTx = {
@@ -69,13 +67,13 @@ function decodeFixed(fixed: CSL.FixedTransaction, bytes: Uint8Array, keyDeposit:
     treasuryDonation: bigintOf(body.donation()) ?? 0n,
     invalidBefore: bigintOf(body.validity_start_interval_bignum()),
     invalidHereafter: bigintOf(body.ttl_bignum()),
-    inputs: list(body.inputs()).map(refOf),
-    referenceInputs: list(body.reference_inputs()).map(refOf),
-    collateral: list(body.collateral()).map(refOf),
+    inputs: listOf(body.inputs()).map(refOfInput),
+    referenceInputs: listOf(body.reference_inputs()).map(refOfInput),
+    collateral: listOf(body.collateral()).map(refOfInput),
     outputs: cslOutputs.map(decodeOutput),
     collateralReturn: body.collateral_return() ? decodeOutput(body.collateral_return()!) : null,
     validContract: fixed.is_valid(),
-    mint: decodeMint(body.mint()),
+    mint: fromCslMint(body.mint()),
     metadata: decodeMetadata(fixed.auxiliary_data()),
     withdrawals: withdrawals.map(({ stakeAddress, amount }) => ({ stakeAddress, amount })),
     certificates: certificates.flatMap(cert => cert.effects),
@@ -87,8 +85,6 @@ function decodeFixed(fixed: CSL.FixedTransaction, bytes: Uint8Array, keyDeposit:
   ]
   return { tx, fixed, body, witnesses, cslOutputs, requiredCredentials, implicitRefunds }
 }
-
-export const refOf = (input: CSL.TransactionInput) => `${input.transaction_id().to_hex()}#${input.index()}`
 
 function decodeOutput(output: CSL.TransactionOutput): OutputData {
   const address = output.address()
@@ -105,37 +101,20 @@ function decodeOutput(output: CSL.TransactionOutput): OutputData {
   }
 }
 
-function decodeMint(mint: CSL.Mint | undefined): Map<string, bigint> {
-  const result = new Map<string, bigint>()
-  if (!mint) return result
-  fromCslMultiAsset(mint.as_positive_multiasset(), result)
-  for (const [unit, quantity] of fromCslMultiAsset(mint.as_negative_multiasset())) result.set(unit, (result.get(unit) ?? 0n) - quantity)
-  return result
-}
-
 export function decodeMetadata(auxiliary: CSL.AuxiliaryData | undefined): TxMetadata[] {
   const metadata = auxiliary?.metadata()
   if (!metadata) return []
-  return list(metadata.keys()).map(label => {
+  return listOf(metadata.keys()).map(label => {
     const datum = metadata.get(label)!
     const single = CSL.GeneralTransactionMetadata.new()
     single.insert(label, datum)
-    return { label: label.to_str(), json: metadatumJson(datum), cborHex: single.to_hex() }
+    return { label: label.to_str(), json: JSON.parse(metadatumJson(datum)), cborHex: single.to_hex() }
   })
-}
-
-/** Metadata as JSON the way chain indexers show it: bytes become 0x-hex strings. */
-function metadatumJson(datum: CSL.TransactionMetadatum): unknown {
-  try {
-    return JSON.parse(CSL.decode_metadatum_to_json_str(datum, CSL.MetadataJsonSchema.BasicConversions))
-  } catch {
-    return JSON.parse(CSL.decode_metadatum_to_json_str(datum, CSL.MetadataJsonSchema.DetailedSchema))
-  }
 }
 
 function decodeWithdrawals(withdrawals: CSL.Withdrawals | undefined) {
   if (!withdrawals) return []
-  return list(withdrawals.keys()).map(rewardAddress => ({
+  return listOf(withdrawals.keys()).map(rewardAddress => ({
     stakeAddress: rewardAddress.to_address().to_bech32(),
     credential: credentialOf(rewardAddress.payment_cred()),
     amount: BigInt(withdrawals.get(rewardAddress)!.to_str()),

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { addVkeyWitnesses, listOf, messageOf, parseTransaction } from '../signing/witnesses.ts'
+import { addressNetworkId, addressText, listOf } from '../csl.ts'
+import { addVkeyWitnesses, messageOf, parseTransaction } from '../signing/witnesses.ts'
 import { verifySignedTransaction } from '../signing/verify.ts'
 import type { WalletKeys } from './genesis.ts'
 
@@ -66,23 +67,13 @@ export function unsignedTransaction(hex: string): CSL.FixedTransaction {
 function mainnetPart(body: CSL.TransactionBody): string | undefined {
   if (body.network_id()?.kind() === CSL.NetworkIdKind.Mainnet) return 'its body says network id 1'
   const outputs = listOf(body.outputs())
-  const index = outputs.findIndex(output => networkOf(output.address()) === MAINNET)
+  const index = outputs.findIndex(output => addressNetworkId(output.address()) === MAINNET)
   if (index >= 0) return `output ${index} pays ${addressText(outputs[index].address())}`
   const collateralReturn = body.collateral_return()
-  if (collateralReturn && networkOf(collateralReturn.address()) === MAINNET) return `the collateral return pays ${addressText(collateralReturn.address())}`
+  if (collateralReturn && addressNetworkId(collateralReturn.address()) === MAINNET) return `the collateral return pays ${addressText(collateralReturn.address())}`
   const withdrawal = listOf(body.withdrawals()?.keys()).find(address => address.to_address().network_id() === MAINNET)
   if (withdrawal) return `it withdraws from ${withdrawal.to_address().to_bech32()}`
   return undefined
-}
-
-function networkOf(address: CSL.Address): number | undefined {
-  const byron = CSL.ByronAddress.from_address(address)
-  if (byron) return byron.byron_protocol_magic() === 764824073 ? MAINNET : 0
-  return address.network_id()
-}
-
-function addressText(address: CSL.Address): string {
-  return CSL.ByronAddress.from_address(address)?.to_base58() ?? address.to_bech32()
 }
 
 /**

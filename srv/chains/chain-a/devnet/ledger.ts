@@ -1,3 +1,4 @@
+import { refOf } from '../csl.ts'
 import { assetFingerprint, bech32, blake2b256, blake2b256Hex, fromHex, seededRandom, toHex } from './crypto.ts'
 import { drepIdOf, poolIdOf } from './addresses.ts'
 import { LedgerRuleError } from './decode.ts'
@@ -6,7 +7,8 @@ import { PendingView } from './mempool.ts'
 import { GENESIS, PROTOCOL_PARAMETERS, type ProtocolParameters } from './params.ts'
 import { createdOutputs, spentRefs, type Block, type Certificate, type Inclusion, type LedgerTx, type Output, type PoolParams, type TxRecord } from './types.ts'
 import type { SlotConfig } from '../plutus.ts'
-import { validateTransaction, type AccountState, type LedgerView, type ValidationContext } from './validate.ts'
+import type { AccountState, LedgerView, ValidationContext } from './candidate.ts'
+import { validateTransaction } from './validate.ts'
 
 /**
  * The devnet's ledger: UTxO set, transactions, blocks, epochs, stake accounts, pools, DReps,
@@ -406,7 +408,7 @@ export class Ledger implements LedgerView {
       for (const unit of spent.value.assets.keys()) units.add(unit)
     }
     for (const [index, data] of createdOutputs(tx)) {
-      const output: Output = { ...data, ref: `${tx.hash}#${index}`, txHash: tx.hash, index, blockHash: inclusion.blockHash, spentBy: null }
+      const output: Output = { ...data, ref: refOf({ txHash: tx.hash, outputIndex: index }), txHash: tx.hash, index, blockHash: inclusion.blockHash, spentBy: null }
       this.create(output)
       touched.add(output.address)
       for (const unit of output.value.assets.keys()) units.add(unit)
@@ -664,14 +666,14 @@ function setOf(map: Map<string, Set<string>>, key: string): Set<string> {
 
 /** CIP-25 metadata (label 721) of the asset in its minting transaction, if present. */
 function cip25Metadata(tx: TxRecord, asset: AssetState): Pick<AssetState, 'onchainMetadata' | 'onchainStandard'> | undefined {
-  const label = tx.metadata.find(m => m.label === '721')?.json as Record<string, any> | undefined
-  if (!label || typeof label !== 'object') return undefined
-  const byPolicy = label[asset.policyId] ?? label['0x' + asset.policyId]
-  if (!byPolicy || typeof byPolicy !== 'object') return undefined
+  const label = objectOf(tx.metadata.find(m => m.label === '721')?.json)
+  const byPolicy = objectOf(label?.[asset.policyId] ?? label?.['0x' + asset.policyId])
   const utf8Name = Buffer.from(asset.nameHex, 'hex').toString('utf8')
-  const entry = byPolicy[utf8Name] ?? byPolicy[asset.nameHex] ?? byPolicy['0x' + asset.nameHex]
-  if (!entry || typeof entry !== 'object') return undefined
+  const entry = objectOf(byPolicy?.[utf8Name] ?? byPolicy?.[asset.nameHex] ?? byPolicy?.['0x' + asset.nameHex])
+  if (!label || !entry) return undefined
   const wellFormed = typeof entry.name === 'string' && (typeof entry.image === 'string' || (Array.isArray(entry.image) && entry.image.every((part: unknown) => typeof part === 'string')))
   const standard = wellFormed ? (Number(label.version) === 2 ? 'CIP25v2' : 'CIP25v1') : null
   return { onchainMetadata: entry, onchainStandard: standard }
 }
+
+const objectOf = (value: unknown) => (value && typeof value === 'object' ? (value as Record<string, unknown>) : undefined)

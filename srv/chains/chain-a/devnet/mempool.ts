@@ -1,5 +1,6 @@
+import { refOf } from '../csl.ts'
 import { createdOutputs, spentRefs, type LedgerTx, type OutputData } from './types.ts'
-import type { AccountState, LedgerView } from './validate.ts'
+import type { AccountState, LedgerView } from './candidate.ts'
 
 /**
  * The ledger as it will be once some not-yet-included transactions are applied: spent inputs
@@ -51,7 +52,10 @@ export class PendingView implements LedgerView {
   record(tx: LedgerTx) {
     this.recorded.add(tx.hash)
     for (const ref of spentRefs(tx)) this.spent.add(ref)
-    for (const [index, output] of createdOutputs(tx)) this.created.set(`${tx.hash}#${index}`, { ...output, ref: `${tx.hash}#${index}` })
+    for (const [index, output] of createdOutputs(tx)) {
+      const ref = refOf({ txHash: tx.hash, outputIndex: index })
+      this.created.set(ref, { ...output, ref })
+    }
     if (!tx.validContract) return
     const update = (stakeAddress: string, change: Partial<AccountState>) => {
       const current = this.account(stakeAddress) ?? { registered: false, deposit: 0n, rewards: 0n, drep: null }

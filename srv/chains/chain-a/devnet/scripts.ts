@@ -1,13 +1,14 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { evaluateTransaction, exUnitsFee, redeemerTagOf, referenceScriptsFee, ScriptFailure, type ExUnits, type PlutusLanguage, type RedeemerBudget, type RedeemerTag, type SlotConfig } from '../plutus.ts'
-import { arrayItems, concatBytes, encodeHead, encodeInt, mapFields } from './cbor.ts'
+import { arrayItems, mapFields } from '../cbor.ts'
+import { languageOf, listOf, parseRef, refOfInput, toCslOutput } from '../csl.ts'
+import {
+  evaluateTransaction, exUnitsFee, languageViews, redeemerBudgetOf, referenceScriptsFee, ScriptFailure, type EvaluationOptions, type ExUnits, type RedeemerBudget, type RedeemerTag, type SlotConfig,
+} from '../plutus.ts'
+import { addValue, describeValue, sumValues, zeroValue } from '../value.ts'
+import { fail, type AvailableScript, type Candidate, type DeclaredRedeemer, type Rule, type ValidationContext } from './candidate.ts'
 import { blake2b256Hex } from './crypto.ts'
-import { LedgerRuleError } from './decode.ts'
 import type { ProtocolParameters } from './params.ts'
 import type { OutputData } from './types.ts'
-import type { Candidate, Rule, ValidationContext } from './validate.ts'
-import { addValue, describeValue, sumValues, zeroValue } from './values.ts'
-import { toCslOutput } from './wallet.ts'
 
 /**
  * The ledger rules for Plutus scripts: which scripts a transaction runs and with which redeemers
@@ -15,59 +16,20 @@ import { toCslOutput } from './wallet.ts'
  * scripts). Rule names and their order follow the node's UTXOW, UTXO and UTXOS rules.
  */
 
-/** A script the transaction can use, from its witness set or as a reference script: native, or Plutus of a language. */
-export interface AvailableScript {
-  native: CSL.NativeScript | null
-  language: PlutusLanguage | null
-  inWitnessSet: boolean
-}
-
-/** A script execution the transaction needs: spending a script-locked input, or minting under a Plutus policy. */
-export interface PlutusPurpose {
-  tag: RedeemerTag
-  index: number
-  scriptHash: string
-  language: PlutusLanguage
-  /** The output spent, for `spend`. */
-  spent: (OutputData & { ref: string }) | null
-}
-
-/** A redeemer as the witness set declares it, with its declared execution units. */
-export type DeclaredRedeemer = RedeemerBudget
-
-const fail = (rule: string, detail: string): never => { throw new LedgerRuleError(rule, detail) }
-
-const LANGUAGES: Record<CSL.LanguageKind, PlutusLanguage> = {
-  [CSL.LanguageKind.PlutusV1]: 'PlutusV1',
-  [CSL.LanguageKind.PlutusV2]: 'PlutusV2',
-  [CSL.LanguageKind.PlutusV3]: 'PlutusV3',
-}
-
-function list<T>(collection: { len(): number; get(i: number): T } | undefined): T[] {
-  return collection ? Array.from({ length: collection.len() }, (_, i) => collection.get(i)) : []
-}
-
-/** Inputs in the ledger's order (by transaction hash, then index): a spend redeemer's index points into it. */
-export const sortedRefs = (refs: string[]) => [...refs].sort((a, b) => {
-  const [hashA, indexA] = a.split('#')
-  const [hashB, indexB] = b.split('#')
-  return hashA === hashB ? Number(indexA) - Number(indexB) : hashA < hashB ? -1 : 1
-})
-
 export function availableScripts(candidate: Candidate): Map<string, AvailableScript> {
   const scripts = new Map<string, AvailableScript>()
-  for (const script of list(candidate.witnesses.native_scripts())) {
+  for (const script of listOf(candidate.witnesses.native_scripts())) {
     scripts.set(script.hash().to_hex(), { native: script, language: null, inWitnessSet: true })
   }
-  for (const script of list(candidate.witnesses.plutus_scripts())) {
-    scripts.set(script.hash().to_hex(), { native: null, language: LANGUAGES[script.language_version().kind()], inWitnessSet: true })
+  for (const script of listOf(candidate.witnesses.plutus_scripts())) {
+    scripts.set(script.hash().to_hex(), { native: null, language: languageOf(script.language_version()), inWitnessSet: true })
   }
   for (const output of [...candidate.resolvedInputs, ...candidate.resolvedReferenceInputs]) {
     if (!output.referenceScript || scripts.has(output.referenceScriptHash!)) continue
     const ref = CSL.ScriptRef.from_hex(output.referenceScript)
     const plutus = ref.plutus_script()
     scripts.set(output.referenceScriptHash!, {
-      native: ref.native_script() ?? null, language: plutus ? LANGUAGES[plutus.language_version().kind()] : null, inWitnessSet: false,
+      native: ref.native_script() ?? null, language: plutus ? languageOf(plutus.language_version()) : null, inWitnessSet: false,
     })
   }
   return scripts
@@ -84,14 +46,7 @@ export function referenceScriptBytes(candidate: Candidate): number {
   return total
 }
 
-export function declaredRedeemers(witnesses: CSL.TransactionWitnessSet): DeclaredRedeemer[] {
-  return list(witnesses.redeemers()).map(redeemer => ({
-    tag: redeemerTagOf(redeemer.tag().kind()),
-    index: Number(redeemer.index().to_str()),
-    mem: Number(redeemer.ex_units().mem().to_str()),
-    steps: Number(redeemer.ex_units().steps().to_str()),
-  }))
-}
+export const declaredRedeemers = (witnesses: CSL.TransactionWitnessSet): DeclaredRedeemer[] => listOf(witnesses.redeemers()).map(redeemerBudgetOf)
 
 export const totalExUnits = (redeemers: ExUnits[]): ExUnits =>
   redeemers.reduce((sum, r) => ({ mem: sum.mem + r.mem, steps: sum.steps + r.steps }), { mem: 0, steps: 0 })
@@ -153,27 +108,9 @@ export function expectedScriptDataHash(candidate: Candidate, params: ProtocolPar
   const datums = datumsField && arrayItems(datumsField).length > 0 ? datumsField : null
   if (!redeemers && !datums) return null
   const emptyMap = Uint8Array.of(0xa0)
-  if (!redeemers) return blake2b256Hex(concatBytes(emptyMap, datums!, emptyMap))
+  if (!redeemers) return blake2b256Hex(Buffer.concat([emptyMap, datums!, emptyMap]))
   const languages = new Set(candidate.plutusPurposes.map(purpose => purpose.language))
-  return blake2b256Hex(concatBytes(redeemers, datums ?? new Uint8Array(), languageViews(params, languages)))
-}
-
-/**
- * Language views in canonical order (shorter keys first): V2 and V3 are keyed by their language
- * number with a plain array of costs; V1 keeps its historical quirk of a bytes-wrapped key and an
- * indefinite-length array in a byte string.
- */
-function languageViews(params: ProtocolParameters, languages: Set<PlutusLanguage>): Uint8Array {
-  const entries: Uint8Array[] = []
-  const costArray = (costs: number[]) => concatBytes(encodeHead(4, costs.length), ...costs.map(encodeInt))
-  for (const [language, key] of [['PlutusV2', 1], ['PlutusV3', 2]] as const) {
-    if (languages.has(language)) entries.push(encodeInt(key), costArray(params.costModels[language]))
-  }
-  if (languages.has('PlutusV1')) {
-    const costs = concatBytes(Uint8Array.of(0x9f), ...params.costModels.PlutusV1.map(encodeInt), Uint8Array.of(0xff))
-    entries.push(Uint8Array.of(0x41, 0x00), encodeHead(2, costs.length), costs)
-  }
-  return concatBytes(encodeHead(5, languages.size), ...entries)
+  return blake2b256Hex(Buffer.concat([redeemers, datums ?? new Uint8Array(), languageViews(params.costModels, languages)]))
 }
 
 export const scriptDataHashMatches: Rule = (candidate, { params }) => {
@@ -235,15 +172,10 @@ export const scriptsValidate: Rule = (candidate, context) => {
 }
 
 function scriptFailure(candidate: Candidate, { params, slotConfig }: ValidationContext): ScriptFailure | null {
-  const resolved = [...candidate.resolvedInputs, ...candidate.resolvedReferenceInputs].map(output => {
-    const [txHash, index] = output.ref.split('#')
-    return { txHash, outputIndex: Number(index), output: toCslOutput(output).to_bytes() }
-  })
+  const resolved = [...candidate.resolvedInputs, ...candidate.resolvedReferenceInputs].map(output => resolvedOutput(output.ref, output))
   let needed: RedeemerBudget[]
   try {
-    needed = evaluateTransaction(candidate.tx.cbor!, resolved, {
-      costModels: params.costModels, slotConfig, maxTxExUnits: { mem: Number(params.maxTxExMem), steps: Number(params.maxTxExSteps) },
-    })
+    needed = evaluateTransaction(candidate.tx.cbor!, resolved, evaluationOptions(params, slotConfig))
   } catch (error) {
     if (error instanceof ScriptFailure) return error
     throw error
@@ -269,13 +201,16 @@ export function evaluateClientTransaction(
   slotConfig: SlotConfig,
 ): RedeemerBudget[] {
   const body = CSL.FixedTransaction.from_bytes(bytes).body()
-  const refs = [...list(body.inputs()), ...list(body.reference_inputs())].map(input => `${input.transaction_id().to_hex()}#${input.index()}`)
+  const refs = [...listOf(body.inputs()), ...listOf(body.reference_inputs())].map(refOfInput)
   const resolved = refs.map(ref => {
     const output = resolve(ref) ?? (() => { throw new ScriptFailure(null, `Unknown transaction input (missing from UTxO set): ${ref}`) })()
-    const [txHash, index] = ref.split('#')
-    return { txHash, outputIndex: Number(index), output: toCslOutput(output).to_bytes() }
+    return resolvedOutput(ref, output)
   })
-  return evaluateTransaction(bytes, resolved, {
-    costModels: params.costModels, slotConfig, maxTxExUnits: { mem: Number(params.maxTxExMem), steps: Number(params.maxTxExSteps) },
-  })
+  return evaluateTransaction(bytes, resolved, evaluationOptions(params, slotConfig))
 }
+
+/** An output as the evaluator takes it: its reference and its CBOR. */
+const resolvedOutput = (ref: string, output: OutputData) => ({ ...parseRef(ref), output: toCslOutput(output).to_bytes() })
+
+const evaluationOptions = (params: ProtocolParameters, slotConfig: SlotConfig): EvaluationOptions =>
+  ({ costModels: params.costModels, slotConfig, maxTxExUnits: { mem: Number(params.maxTxExMem), steps: Number(params.maxTxExSteps) } })

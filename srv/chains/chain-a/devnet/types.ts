@@ -1,10 +1,7 @@
-import type { Value } from './values.ts'
+import type { Credential } from '../csl.ts'
+import type { Value } from '../value.ts'
 
-/** A payment or stake credential: the hash of a verification key or of a script. */
-export interface Credential {
-  type: 'key' | 'script'
-  hash: string
-}
+export type { Credential }
 
 /** The data of a transaction output, before and after it is placed on chain. */
 export interface OutputData {

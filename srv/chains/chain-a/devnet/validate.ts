@@ -1,14 +1,15 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import type { SlotConfig } from '../plutus.ts'
+import { addressNetworkId, checkedVkeyWitnesses, cslAddress, listOf, nativeScriptSatisfied, sortedRefs, type Credential } from '../csl.ts'
+import { addValue, describeValue, lovelace, sumValues, valuesEqual } from '../value.ts'
+import { fail, type AccountState, type Candidate, type PlutusPurpose, type Rule, type ValidationContext } from './candidate.ts'
 import { blake2b256Hex } from './crypto.ts'
-import { decodeTransaction, LedgerRuleError, type DecodedTx } from './decode.ts'
-import { GENESIS, type ProtocolParameters } from './params.ts'
+import { decodeTransaction } from './decode.ts'
+import { GENESIS } from './params.ts'
 import {
   availableScripts, collateralSufficient, datumsPresent, declaredRedeemers, exUnitsWithinLimits, redeemersMatchPurposes, scriptDataHashMatches,
-  scriptFees, scriptsValidate, scriptWitnessesNotExtraneous, sortedRefs, type AvailableScript, type DeclaredRedeemer, type PlutusPurpose,
+  scriptFees, scriptsValidate, scriptWitnessesNotExtraneous,
 } from './scripts.ts'
-import type { Credential, LedgerTx, OutputData } from './types.ts'
-import { addValue, describeValue, lovelace, sumValues, valuesEqual, type Value } from './values.ts'
+import type { LedgerTx } from './types.ts'
 
 /**
  * Transaction validation, as the ledger rules of the node apply it. Phase one is a list of named
@@ -17,55 +18,6 @@ import { addValue, describeValue, lovelace, sumValues, valuesEqual, type Value }
  * phase one passed.
  */
 
-export { LedgerRuleError }
-
-export interface AccountState {
-  registered: boolean
-  deposit: bigint
-  rewards: bigint
-  drep: string | null
-}
-
-/** What validation may ask of the ledger; the mempool answers it with pending transactions applied. */
-export interface LedgerView {
-  /** An unspent output, or undefined. */
-  output(ref: string): (OutputData & { ref: string }) | undefined
-  account(stakeAddress: string): AccountState | undefined
-  poolRegistered(hex: string): boolean
-  drepRegistered(key: string): boolean
-  /** Where a transaction with this hash already is, if anywhere. */
-  transactionLocation(hash: string): 'chain' | 'mempool' | undefined
-}
-
-export interface ValidationContext {
-  view: LedgerView
-  /** The slot the transaction is validated at: the slot of the block that would include it. */
-  slot: number
-  params: ProtocolParameters
-  /** Converts the validity interval to times for the script context. */
-  slotConfig: SlotConfig
-}
-
-type Resolved = OutputData & { ref: string }
-
-/** The transaction under validation, with what earlier rules established for later ones. */
-export interface Candidate extends DecodedTx {
-  resolvedInputs: Resolved[]
-  resolvedReferenceInputs: Resolved[]
-  resolvedCollateral: Resolved[]
-  deposits: bigint
-  refunds: bigint
-  /** Key hashes whose signatures over the body verified. */
-  signers: Set<string>
-  /** Scripts the transaction provides (witness set, reference scripts), by hash. */
-  scripts: Map<string, AvailableScript>
-  /** Hashes of the scripts the transaction must run or satisfy. */
-  neededScripts: string[]
-  plutusPurposes: PlutusPurpose[]
-  redeemers: DeclaredRedeemer[]
-}
-
-export type Rule = (candidate: Candidate, context: ValidationContext) => void
 
 export function validateTransaction(bytes: Uint8Array, context: ValidationContext): LedgerTx {
   const decoded = decodeTransaction(bytes, context.params.keyDeposit)
@@ -78,8 +30,6 @@ export function validateTransaction(bytes: Uint8Array, context: ValidationContex
   for (const rule of PHASE_TWO) rule(candidate, context)
   return { ...candidate.tx, deposit: candidate.deposits - candidate.refunds }
 }
-
-const fail = (rule: string, detail: string): never => { throw new LedgerRuleError(rule, detail) }
 
 const notDuplicate: Rule = ({ tx }, { view }) => {
   const where = view.transactionLocation(tx.hash)
@@ -130,7 +80,7 @@ const onThisNetwork: Rule = (candidate) => {
     if (output.address().network_id() !== GENESIS.networkId) fail('WrongNetwork', `${name} pays to an address of network ${output.address().network_id()}, expected ${GENESIS.networkId}`)
   }
   for (const { stakeAddress } of tx.withdrawals) {
-    const network = CSL.Address.from_bech32(stakeAddress).network_id()
+    const network = addressNetworkId(cslAddress(stakeAddress))
     if (network !== GENESIS.networkId) fail('WrongNetworkWithdrawal', `withdrawal from ${stakeAddress} is on network ${network}, expected ${GENESIS.networkId}`)
   }
   const bodyNetwork = body.network_id()
@@ -217,22 +167,14 @@ const valueConserved: Rule = (candidate) => {
   addValue(consumed, { coin: 0n, assets: tx.mint })
   const produced = sumValues(tx.outputs.map(output => output.value))
   addValue(produced, lovelace(tx.fee + candidate.deposits + tx.treasuryDonation))
-  dropZeroAssets(consumed)
   if (!valuesEqual(consumed, produced)) fail('ValueNotConservedUTxO', `consumed ${describeValue(consumed)}, produced ${describeValue(produced)}`)
-}
-
-function dropZeroAssets(value: Value) {
-  for (const [unit, quantity] of value.assets) if (quantity === 0n) value.assets.delete(unit)
 }
 
 const vkeyWitnessesValid: Rule = (candidate) => {
   const bodyHash = candidate.fixed.transaction_hash().to_bytes()
-  const witnesses = candidate.witnesses.vkeys()
-  for (let i = 0; i < (witnesses?.len() ?? 0); i++) {
-    const witness = witnesses!.get(i)
-    const key = witness.vkey().public_key()
-    if (!key.verify(bodyHash, witness.signature())) fail('InvalidWitnessesUTXOW', `the signature of key ${key.hash().to_hex()} does not verify against the transaction body`)
-    candidate.signers.add(key.hash().to_hex())
+  for (const { keyHash, valid } of checkedVkeyWitnesses(candidate.witnesses.vkeys(), bodyHash)) {
+    if (!valid) fail('InvalidWitnessesUTXOW', `the signature of key ${keyHash} does not verify against the transaction body`)
+    candidate.signers.add(keyHash)
   }
 }
 
@@ -245,8 +187,7 @@ function requiredCredentials(candidate: Candidate): Credential[] {
 
 const vkeyWitnessesPresent: Rule = (candidate) => {
   const needed = new Set(requiredCredentials(candidate).filter(c => c.type === 'key').map(c => c.hash))
-  const signers = candidate.body.required_signers()
-  for (let i = 0; i < (signers?.len() ?? 0); i++) needed.add(signers!.get(i).to_hex())
+  for (const signer of listOf(candidate.body.required_signers())) needed.add(signer.to_hex())
   for (const hash of needed) if (!candidate.signers.has(hash)) fail('MissingVKeyWitnessesUTXOW', `missing signature of key hash ${hash}`)
 }
 
@@ -278,29 +219,6 @@ const scriptWitnessesSatisfied: Rule = (candidate, { slot }) => {
     if (script.language !== 'PlutusV3') fail('PlutusNotSupported', `script ${hash} is ${script.language}; the devnet runs Plutus V3 scripts only`)
     if (!purpose) fail('PlutusNotSupported', `script ${hash} guards a certificate or withdrawal; the devnet runs Plutus scripts for spending and minting only`)
     candidate.plutusPurposes.push({ ...purpose!, scriptHash: hash, language: script.language! })
-  }
-}
-
-/** Allegra timelock semantics: time locks are judged against the transaction's validity interval. */
-export function nativeScriptSatisfied(script: CSL.NativeScript, signers: Set<string>, tx: Pick<LedgerTx, 'invalidBefore' | 'invalidHereafter'>): boolean {
-  const all = (scripts: CSL.NativeScripts) => Array.from({ length: scripts.len() }, (_, i) => nativeScriptSatisfied(scripts.get(i), signers, tx))
-  switch (script.kind()) {
-    case CSL.NativeScriptKind.ScriptPubkey: return signers.has(script.as_script_pubkey()!.addr_keyhash().to_hex())
-    case CSL.NativeScriptKind.ScriptAll: return all(script.as_script_all()!.native_scripts()).every(Boolean)
-    case CSL.NativeScriptKind.ScriptAny: return all(script.as_script_any()!.native_scripts()).some(Boolean)
-    case CSL.NativeScriptKind.ScriptNOfK: {
-      const nOfK = script.as_script_n_of_k()!
-      return all(nOfK.native_scripts()).filter(Boolean).length >= nOfK.n()
-    }
-    case CSL.NativeScriptKind.TimelockStart: {
-      const start = BigInt(script.as_timelock_start()!.slot_bignum().to_str())
-      return tx.invalidBefore !== null && start <= tx.invalidBefore
-    }
-    case CSL.NativeScriptKind.TimelockExpiry: {
-      const expiry = BigInt(script.as_timelock_expiry()!.slot_bignum().to_str())
-      return tx.invalidHereafter !== null && tx.invalidHereafter <= expiry
-    }
-    default: return false
   }
 }
 

@@ -1,6 +1,7 @@
 import { ApiError, badInput } from '../../../lib/errors.ts'
-import { hexBytes } from './cbor.ts'
-import { listOf, parseTransaction } from './witnesses.ts'
+import { hexBytes } from '../cbor.ts'
+import { listOf } from '../csl.ts'
+import { parseTransaction } from './witnesses.ts'
 
 /**
  * The offline cardano-cli recipe for a signing request: the text envelope to write to a file, the

@@ -1,6 +1,6 @@
-import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { ApiError, badInput } from '../../../lib/errors.ts'
-import { listOf, parseTransaction } from './witnesses.ts'
+import { addressText, listOf, paymentCredentialOf } from '../csl.ts'
+import { parseTransaction } from './witnesses.ts'
 
 /**
  * Signing policies: named rule sets a signing request must satisfy before anyone signs it. The
@@ -111,31 +111,23 @@ const expiryWithinLimit: Check = ({ maxExpirySeconds }, { expiresInSeconds }) =>
 
 const CHECKS: Check[] = [signerTypeAllowed, requiredSignersPresent, recipientsAllowed, amountWithinLimit, expiryWithinLimit]
 
-const addressText = (address: CSL.Address) => CSL.ByronAddress.from_address(address)?.to_base58() ?? address.to_bech32()
-
 /** Outputs that do not go back to the sender: neither to a sender address nor to a sender's payment credential. */
 function sentAway(request: PolicyRequest): PolicyOutput[] {
   const senders = new Set(request.senderAddresses)
-  const senderCredentials = new Set(request.senderAddresses.map(paymentCredentialOf).filter(Boolean))
-  return request.outputs.filter(output => !senders.has(output.address) && !senderCredentials.has(paymentCredentialOf(output.address)))
+  const senderCredentials = new Set(request.senderAddresses.map(paymentPart).filter(Boolean))
+  return request.outputs.filter(output => !senders.has(output.address) && !senderCredentials.has(paymentPart(output.address)))
 }
 
 function recipientMatches(pattern: string, address: string): boolean {
-  if (pattern.startsWith('script:')) return paymentCredentialOf(address) === `script:${pattern.slice(7).toLowerCase()}`
+  if (pattern.startsWith('script:')) return paymentPart(address) === `script:${pattern.slice(7).toLowerCase()}`
   if (pattern.endsWith('*')) return address.startsWith(pattern.slice(0, -1))
   return address === pattern
 }
 
 /** `key:<hash>` or `script:<hash>` of an address's payment part; undefined for Byron or malformed addresses. */
-function paymentCredentialOf(address: string): string | undefined {
-  try {
-    const credential = CSL.Address.from_bech32(address).payment_cred()
-    if (!credential) return undefined
-    const key = credential.to_keyhash()
-    return key ? `key:${key.to_hex()}` : `script:${credential.to_scripthash()!.to_hex()}`
-  } catch {
-    return undefined
-  }
+function paymentPart(address: string): string | undefined {
+  const credential = paymentCredentialOf(address)
+  return credential ? `${credential.type}:${credential.hash}` : undefined
 }
 
 /** Policies from configuration or JSON; INVALID_POLICY when one is malformed. */
@@ -144,18 +136,19 @@ export function parseSigningPolicies(raw: unknown): SigningPolicy[] {
   return raw.map(parseSigningPolicy)
 }
 
-function parseSigningPolicy(raw: any): SigningPolicy {
+function parseSigningPolicy(raw: { name?: unknown; rules?: Record<string, unknown> } | null): SigningPolicy {
   if (typeof raw?.name !== 'string' || !raw.name) throw invalidPolicy('a signing policy needs a name')
   const rules = raw.rules ?? {}
   const strings = (value: unknown) => value === undefined || (Array.isArray(value) && value.every(item => typeof item === 'string'))
   const where = `signing policy '${raw.name}'`
   if (!strings(rules.allowedSignerTypes) || !strings(rules.allowedRecipients) || !strings(rules.requiredSigners)) throw invalidPolicy(`${where}: list rules must be arrays of strings`)
   if (rules.maxLovelacePerTx !== undefined && !/^\d+$/.test(String(rules.maxLovelacePerTx))) throw invalidPolicy(`${where}: maxLovelacePerTx must be a whole number of lovelace`)
-  if (rules.maxExpirySeconds !== undefined && !(Number.isFinite(rules.maxExpirySeconds) && rules.maxExpirySeconds > 0)) throw invalidPolicy(`${where}: maxExpirySeconds must be a positive number`)
+  const { maxExpirySeconds } = rules
+  if (maxExpirySeconds !== undefined && !(typeof maxExpirySeconds === 'number' && Number.isFinite(maxExpirySeconds) && maxExpirySeconds > 0)) throw invalidPolicy(`${where}: maxExpirySeconds must be a positive number`)
   const known = new Set<string>(['allowedSignerTypes', 'maxLovelacePerTx', 'allowedRecipients', 'maxExpirySeconds', 'requiredSigners'])
   const unknown = Object.keys(rules).find(rule => !known.has(rule))
   if (unknown) throw invalidPolicy(`${where}: unknown rule '${unknown}'`)
-  return { name: raw.name, rules }
+  return { name: raw.name, rules: rules as SigningPolicyRules }
 }
 
 const invalidPolicy = (message: string) => badInput('INVALID_POLICY', message)

@@ -1,6 +1,7 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { ApiError } from '../../../lib/errors.ts'
-import { listOf, parseTransaction } from './witnesses.ts'
+import { checkedVkeyWitnesses, credentialOf, listOf, nativeScriptSatisfied, paymentCredentialOf, refOfInput, type Credential } from '../csl.ts'
+import { parseTransaction } from './witnesses.ts'
 
 /**
  * Verifies a signed transaction without submitting it: every vkey signature is checked against the
@@ -41,11 +42,6 @@ export interface VerificationResult {
   problems: string[]
 }
 
-interface Credential {
-  kind: 'key' | 'script'
-  hash: string
-}
-
 interface Requirement {
   credential: Credential
   neededFor: string
@@ -60,8 +56,9 @@ export async function verifySignedTransaction(signedTxHex: string, options: Veri
   }
   const body = tx.body()
   const witnesses = tx.witness_set()
-  const vkeys = listOf(witnesses.vkeys())
-  const { signers, invalid } = checkSignatures(vkeys, tx.transaction_hash().to_bytes())
+  const vkeys = checkedVkeyWitnesses(witnesses.vkeys(), tx.transaction_hash().to_bytes())
+  const signers = new Set(vkeys.filter(vkey => vkey.valid).map(vkey => vkey.keyHash))
+  const invalid = vkeys.filter(vkey => !vkey.valid).map(vkey => vkey.keyHash)
   const problems: string[] = []
   const requirements = [
     ...(await inputRequirements(body, options.inputOwners, problems)),
@@ -83,30 +80,11 @@ export async function verifySignedTransaction(signedTxHex: string, options: Veri
   }
 }
 
-function checkSignatures(witnesses: CSL.Vkeywitness[], bodyHash: Uint8Array) {
-  const signers = new Set<string>()
-  const invalid: string[] = []
-  for (const witness of witnesses) {
-    const publicKey = witness.vkey().public_key()
-    const hash = publicKey.hash().to_hex()
-    if (publicKey.verify(bodyHash, witness.signature())) signers.add(hash)
-    else invalid.push(hash)
-  }
-  return { signers, invalid }
-}
-
-const key = (hash: string): Credential => ({ kind: 'key', hash: hash.toLowerCase() })
-
-function credentialOf(credential: CSL.Credential): Credential {
-  const keyHash = credential.to_keyhash()
-  return keyHash ? key(keyHash.to_hex()) : { kind: 'script', hash: credential.to_scripthash()!.to_hex() }
-}
-
-const refOf = (input: CSL.TransactionInput) => `${input.transaction_id().to_hex()}#${input.index()}`
+const key = (hash: string): Credential => ({ type: 'key', hash: hash.toLowerCase() })
 
 async function inputRequirements(body: CSL.TransactionBody, owners: VerifyOptions['inputOwners'], problems: string[]): Promise<Requirement[]> {
   const resolve: InputOwnerResolver = typeof owners === 'function' ? owners : ref => owners[ref]
-  const spent = [...listOf(body.inputs()), ...listOf(body.collateral())].map(refOf)
+  const spent = [...listOf(body.inputs()), ...listOf(body.collateral())].map(refOfInput)
   const requirements: Requirement[] = []
   for (const ref of new Set(spent)) {
     const owner = await resolve(ref)
@@ -119,12 +97,7 @@ async function inputRequirements(body: CSL.TransactionBody, owners: VerifyOption
 
 function ownerCredential(owner: string): Credential | undefined {
   if (/^[0-9a-fA-F]{56}$/.test(owner)) return key(owner)
-  try {
-    const payment = CSL.Address.from_bech32(owner).payment_cred()
-    return payment ? credentialOf(payment) : undefined
-  } catch {
-    return undefined
-  }
+  return paymentCredentialOf(owner) ?? undefined
 }
 
 /** Credentials the body itself names: required signers, withdrawals, certificates, voters and minting policies. */
@@ -140,7 +113,7 @@ function bodyRequirements(body: CSL.TransactionBody): Requirement[] {
   for (const voter of listOf(body.voting_procedures()?.get_voters())) {
     if (voter) requirements.push({ credential: voterCredential(voter), neededFor: 'vote' })
   }
-  for (const policy of listOf(body.mint()?.keys())) requirements.push({ credential: { kind: 'script', hash: policy.to_hex() }, neededFor: `minting policy ${policy.to_hex()}` })
+  for (const policy of listOf(body.mint()?.keys())) requirements.push({ credential: { type: 'script', hash: policy.to_hex() }, neededFor: `minting policy ${policy.to_hex()}` })
   return requirements
 }
 
@@ -182,7 +155,7 @@ function voterCredential(voter: CSL.Voter): Credential {
 function missingKeys(requirements: Requirement[], signers: Set<string>): MissingSigner[] {
   const missing = new Map<string, string[]>()
   for (const { credential, neededFor } of requirements) {
-    if (credential.kind !== 'key' || signers.has(credential.hash)) continue
+    if (credential.type !== 'key' || signers.has(credential.hash)) continue
     missing.set(credential.hash, [...(missing.get(credential.hash) ?? []), neededFor])
   }
   return [...missing].map(([keyHash, reasons]) => ({ keyHash, neededFor: [...new Set(reasons)].join(', ') }))
@@ -192,11 +165,11 @@ function missingKeys(requirements: Requirement[], signers: Set<string>): Missing
 function scriptProblems(requirements: Requirement[], witnesses: CSL.TransactionWitnessSet, signers: Set<string>, body: CSL.TransactionBody): string[] {
   const nativeScripts = new Map(listOf(witnesses.native_scripts()).map(script => [script.hash().to_hex(), script]))
   const plutusScripts = new Set(listOf(witnesses.plutus_scripts()).map(script => script.hash().to_hex()))
-  const interval = { from: bigintOf(body.validity_start_interval_bignum()), until: bigintOf(body.ttl_bignum()) }
+  const interval = { invalidBefore: bigintOf(body.validity_start_interval_bignum()), invalidHereafter: bigintOf(body.ttl_bignum()) }
   const problems: string[] = []
   const checked = new Set<string>()
   for (const { credential, neededFor } of requirements) {
-    if (credential.kind !== 'script' || checked.has(credential.hash) || plutusScripts.has(credential.hash)) continue
+    if (credential.type !== 'script' || checked.has(credential.hash) || plutusScripts.has(credential.hash)) continue
     checked.add(credential.hash)
     const script = nativeScripts.get(credential.hash)
     if (!script) problems.push(`no script witness for script ${credential.hash} (${neededFor})`)
@@ -205,28 +178,4 @@ function scriptProblems(requirements: Requirement[], witnesses: CSL.TransactionW
   return problems
 }
 
-const bigintOf = (value: CSL.BigNum | undefined) => (value === undefined ? undefined : BigInt(value.to_str()))
-
-export interface ValidityInterval {
-  from?: bigint
-  until?: bigint
-}
-
-/** Allegra timelock semantics: time locks are judged against the transaction's validity interval. */
-export function nativeScriptSatisfied(script: CSL.NativeScript, signers: Set<string>, interval: ValidityInterval): boolean {
-  const each = (scripts: CSL.NativeScripts) => listOf(scripts).map(inner => nativeScriptSatisfied(inner, signers, interval))
-  switch (script.kind()) {
-    case CSL.NativeScriptKind.ScriptPubkey: return signers.has(script.as_script_pubkey()!.addr_keyhash().to_hex())
-    case CSL.NativeScriptKind.ScriptAll: return each(script.as_script_all()!.native_scripts()).every(Boolean)
-    case CSL.NativeScriptKind.ScriptAny: return each(script.as_script_any()!.native_scripts()).some(Boolean)
-    case CSL.NativeScriptKind.ScriptNOfK: {
-      const nOfK = script.as_script_n_of_k()!
-      return each(nOfK.native_scripts()).filter(Boolean).length >= nOfK.n()
-    }
-    case CSL.NativeScriptKind.TimelockStart:
-      return interval.from !== undefined && BigInt(script.as_timelock_start()!.slot_bignum().to_str()) <= interval.from
-    case CSL.NativeScriptKind.TimelockExpiry:
-      return interval.until !== undefined && interval.until <= BigInt(script.as_timelock_expiry()!.slot_bignum().to_str())
-    default: return false
-  }
-}
+const bigintOf = (value: CSL.BigNum | undefined) => (value === undefined ? null : BigInt(value.to_str()))

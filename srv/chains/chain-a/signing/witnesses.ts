@@ -1,6 +1,9 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { ApiError } from '../../../lib/errors.ts'
-import { hexBytes, MAJOR_ARRAY, MAJOR_MAP, malformedCbor, topLevelMajorType } from './cbor.ts'
+import { hexBytes, MAJOR_ARRAY, MAJOR_MAP, malformedCbor, topLevelMajorType } from '../cbor.ts'
+import { listOf } from '../csl.ts'
+
+export { listOf }
 
 /**
  * Merges what an external signer returned into the ORIGINAL unsigned transaction. The body bytes
@@ -97,10 +100,5 @@ function witnessesOfSameBody(unsigned: CSL.FixedTransaction, answerHex: string):
 }
 
 const malformedWitnessSet = (message: string) => new ApiError(400, 'MALFORMED_WITNESS_SET', message, { target: ANSWER })
-
-export function listOf<T>(collection: { len(): number; get(i: number): T } | undefined): T[] {
-  if (!collection) return []
-  return Array.from({ length: collection.len() }, (_, i) => collection.get(i))
-}
 
 export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
