@@ -67,89 +67,82 @@ describe('the synthesised upstream stays honest', () => {
   })
 })
 
+/** A port field's source in the Blockfrost payload: a (dotted) field name, or a function of the payload. */
+type Source = string | ((body: Json) => unknown)
+const fieldsOf = (body: Json, fields: Record<string, Source>) =>
+  Object.fromEntries(Object.entries(fields).map(([name, source]) =>
+    [name, typeof source === 'function' ? source(body) : source.split('.').reduce((value: any, key) => value?.[key], body)]))
+
+const BLOCK: Record<string, Source> = {
+  hash: 'hash', height: 'height', slot: 'slot', epoch: 'epoch', epochSlot: 'epoch_slot', time: 'time', slotLeader: 'slot_leader',
+  size: 'size', txCount: 'tx_count', output: 'output', fees: 'fees', previousBlock: 'previous_block', confirmations: 'confirmations',
+}
+const EPOCH: Record<string, Source> = {
+  epoch: 'epoch', startTime: 'start_time', endTime: 'end_time', firstBlockTime: 'first_block_time', lastBlockTime: 'last_block_time',
+  blockCount: 'block_count', txCount: 'tx_count', output: 'output', fees: 'fees', activeStake: 'active_stake',
+}
+const PARAMETERS: Record<string, Source> = {
+  epoch: 'epoch', minFeeA: 'min_fee_a', minFeeB: 'min_fee_b', maxBlockSize: 'max_block_size', maxTxSize: 'max_tx_size',
+  maxBlockHeaderSize: 'max_block_header_size', keyDeposit: 'key_deposit', poolDeposit: 'pool_deposit', eMax: 'e_max', nOpt: 'n_opt',
+  a0: 'a0', rho: 'rho', tau: 'tau', protocolMajorVer: 'protocol_major_ver', protocolMinorVer: 'protocol_minor_ver', minPoolCost: 'min_pool_cost',
+  coinsPerUtxoSize: 'coins_per_utxo_size', priceMem: 'price_mem', priceStep: 'price_step', maxTxExMem: 'max_tx_ex_mem',
+  maxTxExSteps: 'max_tx_ex_steps', maxBlockExMem: 'max_block_ex_mem', maxBlockExSteps: 'max_block_ex_steps', maxValSize: 'max_val_size',
+  collateralPercent: 'collateral_percent', maxCollateralInputs: 'max_collateral_inputs', govActionDeposit: 'gov_action_deposit',
+  drepDeposit: 'drep_deposit', minFeeRefScriptCostPerByte: 'min_fee_ref_script_cost_per_byte',
+  costModels: body => JSON.stringify(body.cost_models_raw),
+}
+const BLOCK_HASH = '4ea1ba291e8eef538635a53e59fddba7810d1679631cc3aed7c8e6c4091a516a'
+
+/** Reads of one object: which payload it maps, which request it makes, and where each port field comes from. */
+const OBJECT_READS: { read: string; call: (a: BlockfrostAdapter) => Promise<unknown>; payload: string; requested: string; fields: Record<string, Source> }[] = [
+  { read: 'tip', call: a => a.tip(), payload: '/blocks/latest', requested: '/blocks/latest', fields: BLOCK },
+  { read: 'block by hash', call: a => a.block(BLOCK_HASH), payload: '/blocks/latest', requested: `/blocks/${BLOCK_HASH}`, fields: BLOCK },
+  { read: 'block by height', call: a => a.block(15243593), payload: '/blocks/latest', requested: '/blocks/15243593', fields: BLOCK },
+  { read: 'epoch', call: a => a.epoch(225), payload: '/epochs/225', requested: '/epochs/225', fields: EPOCH },
+  { read: 'latest epoch', call: a => a.latestEpoch(), payload: '/epochs/225', requested: '/epochs/latest', fields: EPOCH },
+  { read: 'protocol parameters', call: a => a.protocolParameters(), payload: '/epochs/latest/parameters', requested: '/epochs/latest/parameters', fields: PARAMETERS },
+  { read: 'protocol parameters of an epoch', call: a => a.protocolParameters(225), payload: '/epochs/latest/parameters', requested: '/epochs/225/parameters', fields: PARAMETERS },
+  {
+    read: 'account', call: a => a.account('stake1x'), payload: '/accounts/stake1x', requested: '/accounts/stake1x',
+    fields: {
+      stakeAddress: 'stake_address', active: 'active', activeEpoch: 'active_epoch', controlledAmount: 'controlled_amount', rewardsSum: 'rewards_sum',
+      withdrawalsSum: 'withdrawals_sum', reservesSum: 'reserves_sum', treasurySum: 'treasury_sum', withdrawableAmount: 'withdrawable_amount',
+      poolId: 'pool_id', drepId: 'drep_id',
+    },
+  },
+  {
+    read: 'drep', call: a => a.drep('drep1x'), payload: '/governance/dreps/drep1x', requested: '/governance/dreps/drep1x',
+    fields: { drepId: 'drep_id', hex: 'hex', amount: 'amount', hasScript: 'has_script', retired: 'retired', expired: 'expired', lastActiveEpoch: 'last_active_epoch' },
+  },
+  {
+    read: 'network supply and stake', call: a => a.network(), payload: '/network', requested: '/network',
+    fields: {
+      maxSupply: 'supply.max', totalSupply: 'supply.total', circulatingSupply: 'supply.circulating', lockedSupply: 'supply.locked',
+      treasurySupply: 'supply.treasury', reservesSupply: 'supply.reserves', liveStake: 'stake.live', activeStake: 'stake.active',
+    },
+  },
+  {
+    read: 'genesis', call: a => a.genesis(), payload: '/genesis', requested: '/genesis',
+    fields: {
+      activeSlotsCoefficient: 'active_slots_coefficient', updateQuorum: 'update_quorum', maxLovelaceSupply: 'max_lovelace_supply',
+      networkMagic: 'network_magic', epochLength: 'epoch_length', systemStart: 'system_start', slotsPerKesPeriod: 'slots_per_kes_period',
+      slotLength: 'slot_length', maxKesEvolutions: 'max_kes_evolutions', securityParam: 'security_param',
+    },
+  },
+]
+
 describe('BlockfrostAdapter maps Blockfrost payloads to the port', () => {
-  it('tip and block', async () => {
-    const body = object('/blocks/latest')
-    const expected = {
-      hash: body.hash,
-      height: body.height,
-      slot: body.slot,
-      epoch: body.epoch,
-      epochSlot: body.epoch_slot,
-      time: body.time,
-      slotLeader: body.slot_leader,
-      size: body.size,
-      txCount: body.tx_count,
-      output: body.output,
-      fees: body.fees,
-      previousBlock: body.previous_block,
-      confirmations: body.confirmations,
-    }
-    expect(await adapter.tip()).toEqual(expected)
-    expect(await adapter.block(body.hash)).toEqual(expected)
-    expect(await adapter.block(15243593)).toEqual(expected)
-    expect(expected.height).toBe(15243593)
-    expect(paths()).toEqual(['/blocks/latest', `/blocks/${body.hash}`, '/blocks/15243593'])
+  it.each(OBJECT_READS)('$read: every field from its payload field, one request to $requested', async ({ call, payload, requested, fields }) => {
+    const expected = fieldsOf(object(payload), fields)
+    expect(Object.keys(expected).filter(name => expected[name] === undefined)).toEqual([]) // a misspelt source would hide a missing field
+    expect(await call(adapter)).toStrictEqual(expected)
+    expect(paths()).toEqual([requested])
   })
 
-  it('epoch and latestEpoch', async () => {
-    const body = object('/epochs/225')
-    const expected = {
-      epoch: body.epoch,
-      startTime: body.start_time,
-      endTime: body.end_time,
-      firstBlockTime: body.first_block_time,
-      lastBlockTime: body.last_block_time,
-      blockCount: body.block_count,
-      txCount: body.tx_count,
-      output: body.output,
-      fees: body.fees,
-      activeStake: body.active_stake,
-    }
-    expect(await adapter.epoch(225)).toEqual(expected)
-    expect(await adapter.latestEpoch()).toEqual(expected)
-    expect(paths()).toEqual(['/epochs/225', '/epochs/latest'])
-  })
-
-  it('protocol parameters, latest and of an epoch', async () => {
-    const body = object('/epochs/latest/parameters')
-    const expected = {
-      epoch: body.epoch,
-      minFeeA: body.min_fee_a,
-      minFeeB: body.min_fee_b,
-      maxBlockSize: body.max_block_size,
-      maxTxSize: body.max_tx_size,
-      maxBlockHeaderSize: body.max_block_header_size,
-      keyDeposit: body.key_deposit,
-      poolDeposit: body.pool_deposit,
-      eMax: body.e_max,
-      nOpt: body.n_opt,
-      a0: body.a0,
-      rho: body.rho,
-      tau: body.tau,
-      protocolMajorVer: body.protocol_major_ver,
-      protocolMinorVer: body.protocol_minor_ver,
-      minPoolCost: body.min_pool_cost,
-      coinsPerUtxoSize: body.coins_per_utxo_size,
-      priceMem: body.price_mem,
-      priceStep: body.price_step,
-      maxTxExMem: body.max_tx_ex_mem,
-      maxTxExSteps: body.max_tx_ex_steps,
-      maxBlockExMem: body.max_block_ex_mem,
-      maxBlockExSteps: body.max_block_ex_steps,
-      maxValSize: body.max_val_size,
-      collateralPercent: body.collateral_percent,
-      maxCollateralInputs: body.max_collateral_inputs,
-      govActionDeposit: body.gov_action_deposit,
-      drepDeposit: body.drep_deposit,
-      minFeeRefScriptCostPerByte: body.min_fee_ref_script_cost_per_byte,
-      costModels: JSON.stringify(body.cost_models_raw),
-    }
-    const latest = await adapter.protocolParameters()
-    expect(latest).toEqual(expected)
-    expect(JSON.parse(latest!.costModels!).PlutusV3).toEqual(body.cost_models_raw.PlutusV3)
-    expect(await adapter.protocolParameters(225)).toEqual(expected)
-    expect(paths()).toEqual(['/epochs/latest/parameters', '/epochs/225/parameters'])
+  it('the synthesised payloads are the ones the table expects', () => {
+    expect(object('/blocks/latest').height).toBe(15243593)
+    expect(object('/governance/dreps/drep1x').last_active_epoch).toBe(509)
+    expect(JSON.parse(fieldsOf(object('/epochs/latest/parameters'), PARAMETERS).costModels as string).PlutusV3).toEqual(object('/epochs/latest/parameters').cost_models_raw.PlutusV3)
   })
 
   it('a transaction with its utxos and metadata', async () => {
@@ -261,23 +254,6 @@ describe('BlockfrostAdapter maps Blockfrost payloads to the port', () => {
     expect(server.requests[0].query.get('count')).toBe('2')
   })
 
-  it('an account', async () => {
-    const body = object('/accounts/stake1x')
-    expect(await adapter.account(body.stake_address)).toEqual({
-      stakeAddress: body.stake_address,
-      active: body.active,
-      activeEpoch: body.active_epoch,
-      controlledAmount: body.controlled_amount,
-      rewardsSum: body.rewards_sum,
-      withdrawalsSum: body.withdrawals_sum,
-      reservesSum: body.reserves_sum,
-      treasurySum: body.treasury_sum,
-      withdrawableAmount: body.withdrawable_amount,
-      poolId: body.pool_id,
-      drepId: body.drep_id,
-    })
-  })
-
   it('a pool with its metadata', async () => {
     const pool = object('/pools/pool1x')
     const metadata = object('/pools/pool1x/metadata')
@@ -307,50 +283,6 @@ describe('BlockfrostAdapter maps Blockfrost payloads to the port', () => {
     })
     expect(metadata.ticker).toBe('NUTS')
     expect(paths().sort()).toEqual([`/pools/${pool.pool_id}`, `/pools/${pool.pool_id}/metadata`])
-  })
-
-  it('a drep', async () => {
-    const body = object('/governance/dreps/drep1x')
-    expect(await adapter.drep(body.drep_id)).toEqual({
-      drepId: body.drep_id,
-      hex: body.hex,
-      amount: body.amount,
-      hasScript: body.has_script,
-      retired: body.retired,
-      expired: body.expired,
-      lastActiveEpoch: body.last_active_epoch,
-    })
-    expect(body.last_active_epoch).toBe(509)
-  })
-
-  it('network supply and stake', async () => {
-    const { supply, stake } = object('/network')
-    expect(await adapter.network()).toEqual({
-      maxSupply: supply.max,
-      totalSupply: supply.total,
-      circulatingSupply: supply.circulating,
-      lockedSupply: supply.locked,
-      treasurySupply: supply.treasury,
-      reservesSupply: supply.reserves,
-      liveStake: stake.live,
-      activeStake: stake.active,
-    })
-  })
-
-  it('genesis', async () => {
-    const body = object('/genesis')
-    expect(await adapter.genesis()).toEqual({
-      activeSlotsCoefficient: body.active_slots_coefficient,
-      updateQuorum: body.update_quorum,
-      maxLovelaceSupply: body.max_lovelace_supply,
-      networkMagic: body.network_magic,
-      epochLength: body.epoch_length,
-      systemStart: body.system_start,
-      slotsPerKesPeriod: body.slots_per_kes_period,
-      slotLength: body.slot_length,
-      maxKesEvolutions: body.max_kes_evolutions,
-      securityParam: body.security_param,
-    })
   })
 
   it('submit posts the CBOR and answers the hash', async () => {
