@@ -20,7 +20,7 @@ async function main() {
   ;(cds as any).log('odata', 'warn')
   ;(cds as any).log('cds', 'warn')
   const { server, url } = await (cds as any).exec('--in-memory?', '--port', '0')
-  const { embeddedDevnet } = await import('../srv/chains/chain-a/index.ts')
+  const { embeddedDevnet } = await import('../srv/chains/chain-a/embedded-devnet.ts')
   const devnet = embeddedDevnet()
   if (!devnet) throw new Error('the benchmark needs the embedded devnet (test profile)')
 

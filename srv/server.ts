@@ -1,5 +1,5 @@
 import cds from '@sap/cds'
-import { startEmbeddedChainA, stopEmbeddedChainA } from './chains/chain-a/index.ts'
+import { applyChainAEnvironment, chainAConfig, devnetConfig, embedsDevnet } from './chains/chain-a/config.ts'
 import { stableErrorCodes } from './lib/error-codes.ts'
 import { deploySqliteFile } from './lib/development-database.ts'
 import { answerClientErrors, answerTheRest, assignRequestId, keepServingOnUncaughtErrors, refuseHostileTargets } from './lib/http-safety.ts'
@@ -8,18 +8,17 @@ import { installGateway } from './gateway/index.ts'
 import { gatewayConfig } from './gateway/config.ts'
 
 /**
- * Bootstrap: starts the embedded devnets (development and tests) before the services are served,
- * so the chain adapters point at them from the first request on, creates or upgrades a SQLite
- * file database, puts request ids and the hosted gateway (when enabled) in front of every route,
- * guards every service's input, and makes sure no request can stop the server: every error is
- * answered as JSON with a stable code, and nothing that escapes a handler ends the process.
+ * Bootstrap: creates or upgrades a SQLite file database, connects chain A before the services are
+ * served (with the embedded devnet as its upstream in development and tests), puts request ids and
+ * the hosted gateway (when enabled) in front of every route, guards every service's input, and
+ * makes sure no request can stop the server: every error is answered as JSON with a stable code,
+ * and nothing that escapes a handler ends the process.
  */
 export default async function server(options: any) {
   const after = (cds.middlewares as any).after as unknown[]
   if (!after.includes(stableErrorCodes)) after.unshift(stableErrorCodes)
   await deploySqliteFile()
-  const devnet = await startEmbeddedChainA()
-  if (devnet) cds.log('chain-a').info('embedded devnet serving a Blockfrost-compatible API at', devnet.url)
+  await connectChainA()
   // Refusals before the hosted gateway's metering say that they charged nothing.
   const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
   cds.on('bootstrap', (app: any) => app.use(assignRequestId, refuseHostileTargets(uncharged)))
@@ -31,6 +30,22 @@ export default async function server(options: any) {
     // Until it listens, a failure to start ends the process as usual.
     if (typeof (globalThis as any).test !== 'function') keepServingOnUncaughtErrors()
   })
-  cds.on('shutdown', () => stopEmbeddedChainA())
   return cds.server(options)
+}
+
+/**
+ * Chain A before any service asks for it: the documented variables mapped into
+ * `cds.requires['chain-a']`, the embedded devnet as its upstream when that is configured (its code
+ * is loaded only then), and the chain-a service connected with those options.
+ */
+export async function connectChainA(): Promise<void> {
+  const options = applyChainAEnvironment()
+  if (embedsDevnet(chainAConfig(options))) {
+    const { startEmbeddedDevnet, stopEmbeddedDevnet } = await import('./chains/chain-a/embedded-devnet.ts')
+    const devnet = await startEmbeddedDevnet(devnetConfig(options))
+    cds.log('chain-a').info('embedded devnet serving a Blockfrost-compatible API at', devnet.url)
+    Object.assign(options, { network: 'devnet', credentials: { ...options.credentials, url: devnet.url } })
+    cds.on('shutdown', stopEmbeddedDevnet)
+  }
+  await cds.connect.to('chain-a')
 }

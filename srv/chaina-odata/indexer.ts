@@ -8,6 +8,7 @@ import {
   LIST_PAGE_SIZE, type ChainAPort, type ChainBlock, type ChainEpoch, type ChainGenesis, type ChainTransaction, type ListPage,
 } from '../chains/chain-a/port.ts'
 import type { TtlKind } from '../chains/chain-a/config.ts'
+import type { ChainAService } from '../chains/chain-a/index.ts'
 import { settleAll } from '../lib/settle-all.ts'
 import { SingleFlight } from '../lib/single-flight.ts'
 import * as rows from './rows.ts'
@@ -25,10 +26,10 @@ type ListKind =
 
 /** What an index mark records, and how long each kind stays fresh. */
 type MarkKind =
-  | 'chain' | 'tip' | 'block' | 'height' | 'epoch' | 'parameters' | 'network' | 'transaction'
+  | 'tip' | 'block' | 'height' | 'epoch' | 'parameters' | 'network' | 'transaction'
   | 'address' | 'account' | 'pool' | 'drep' | ListKind
 
-const TTL_OF: Record<Exclude<MarkKind, 'chain'>, TtlKind> = {
+const TTL_OF: Record<MarkKind, TtlKind> = {
   tip: 'tip',
   block: 'transaction',
   height: 'transaction',
@@ -108,36 +109,33 @@ const MEMORY_LIMIT = 50_000
  * answer window reaches (see ListWindow); each page carries its own mark and TTL.
  */
 export class ChainAIndex {
-  private readonly port: () => ChainAPort
+  /** The chain-a service: its port, and the chain's genesis it holds for every service. */
+  private readonly chain: Pick<ChainAService, 'port' | 'networkName' | 'genesis'>
   private readonly ttlSeconds: Record<TtlKind, number>
   private readonly flights = new SingleFlight<unknown>()
   private readonly memory = new Map<string, Mark>()
   /** Marks a request has already seen or written: it need not check them again. */
   private readonly seenBy = new WeakMap<object, Map<string, Mark>>()
-  private genesisOnce?: Promise<ChainGenesis>
   private latestTip?: { height: number; epoch: number }
   private latestEpochNumber?: number
 
-  constructor(port: () => ChainAPort, ttlSeconds: Record<TtlKind, number>) {
-    this.port = port
+  constructor(chain: Pick<ChainAService, 'port' | 'networkName' | 'genesis'>, ttlSeconds: Record<TtlKind, number>) {
+    this.chain = chain
     this.ttlSeconds = ttlSeconds
   }
 
   get network(): string {
-    return this.port().networkName
+    return this.chain.networkName
   }
 
-  /** Purges the cache when the upstream is a different chain than the one it was filled from. */
-  async verifyChainIdentity(): Promise<void> {
-    const genesis = await this.genesis()
-    const identity = `${this.network}:${genesis.networkMagic}:${genesis.systemStart}`
-    const known = await SELECT.one.from(IndexMarks).where({ kind: 'chain' })
-    if (known?.id === identity) return
+  /** Empties the cache and what is remembered of it (the upstream serves another chain than it was filled from). */
+  async purge(): Promise<void> {
     for (const table of CACHE_TABLES) await DELETE.from(table)
     this.memory.clear()
     this.seenInRequest()?.clear()
     this.flights.clear()
-    await UPSERT.into(IndexMarks).entries({ kind: 'chain', id: identity, fetchedAt: new Date().toISOString(), final: true })
+    this.latestTip = undefined
+    this.latestEpochNumber = undefined
   }
 
   async tip(): Promise<void> {
@@ -435,12 +433,12 @@ export class ChainAIndex {
     return (await this.genesis()).securityParam
   }
 
+  private port(): ChainAPort {
+    return this.chain.port
+  }
+
   private genesis(): Promise<ChainGenesis> {
-    if (!this.genesisOnce) {
-      this.genesisOnce = this.port().genesis()
-      this.genesisOnce.catch(() => (this.genesisOnce = undefined))
-    }
-    return this.genesisOnce
+    return this.chain.genesis()
   }
 
   private async tipHeight(): Promise<number> {

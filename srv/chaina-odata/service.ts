@@ -6,8 +6,7 @@ import {
   GetAccountByStakeAddress, GetDrepById, GetTransactionsByAddress, GetAssetHistory, GetUTxOByRef, GetInputsByTxHash,
   GetOutputsByTxHash, GetInputAssetsByTxHash, GetOutputAssetsByTxHash,
 } from '#cds-models/ChainAReadService'
-import { chainA } from '../chains/chain-a/index.ts'
-import { chainAConfig } from '../chains/chain-a/config.ts'
+import { CHAIN_CHANGED, chainA, type ChainAService } from '../chains/chain-a/index.ts'
 import {
   parseAddress, parseAssetUnit, parseDrepId, parseOutputIndex, parsePoolId, parseStakeAddress, parseTxHash,
 } from '../chains/chain-a/identifiers.ts'
@@ -19,20 +18,22 @@ const { SELECT } = cds.ql
 
 let sharedIndex: ChainAIndex | undefined
 /** One index per process: its single-flight map and freshness memory must be shared by all requests. */
-export function chainAIndex(): ChainAIndex {
-  sharedIndex ??= new ChainAIndex(chainA, chainAConfig().ttlSeconds)
+export function chainAIndex(chain?: ChainAService): ChainAIndex {
+  if (chain) sharedIndex ??= new ChainAIndex(chain, chain.settings.ttlSeconds)
+  if (!sharedIndex) throw new Error('the chain-A read service has not started: it makes the index')
   return sharedIndex
 }
 
 export class ChainAReadService extends cds.ApplicationService {
-  init() {
-    const index = chainAIndex()
+  async init() {
+    const chain = await chainA()
+    const index = chainAIndex(chain)
+    chain.on(CHAIN_CHANGED, () => cds.tx(() => index.purge()))
     this.before('READ', '*', req => indexForRead(index, req.query as Parameters<typeof indexForRead>[1]))
     this.on('READ', '*', answerNotFoundByName)
     this.serveTransactionActions(index)
     this.serveAddressActions(index)
     this.serveRegistryActions(index)
-    cds.once('served', () => verifyChainIdentityOnStart(index))
     cds.once('served', () => forgetWhatSubmissionsChange(index))
     return super.init()
   }
@@ -129,12 +130,4 @@ async function answerNotFoundByName(req: cds.Request, next: Function) {
 function forgetWhatSubmissionsChange(index: ChainAIndex) {
   const transactions = cds.services['ChainATransactionService' as any] as cds.Service | undefined
   transactions?.on('TransactionSubmitted', (msg: any) => index.forgetTransaction(msg.data))
-}
-
-async function verifyChainIdentityOnStart(index: ChainAIndex) {
-  try {
-    await cds.tx(() => index.verifyChainIdentity())
-  } catch (error) {
-    cds.log('chain-a').warn('could not verify the upstream chain identity at start; cached data stays as it is', error)
-  }
 }

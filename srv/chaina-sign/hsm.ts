@@ -60,7 +60,7 @@ export async function refreshHsmConfigurations() {
   try {
     const config = hsmConfig()
     if (config) {
-      const network = chainA().networkName
+      const network = (await chainA()).networkName
       const status = hsmSigner().status(networkIdOf(network))
       row = {
         label, modulePath: config.modulePath, slot: 'index' in config.slot ? `index ${config.slot.index}` : `id ${config.slot.id}`,

@@ -1,8 +1,8 @@
 import cds from '@sap/cds'
-import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { SigningRequests, type SigningRequest } from '#cds-models/chainasign'
 import { SigningRequests as RequestsNow, type SigningRequest as RequestNow } from '#cds-models/ChainASignService'
 import ChainABuildSigning, { type SigningFacts } from '#cds-models/ChainABuildSigning'
+import { paymentKeyHash } from '../chains/chain-a/csl.ts'
 import { chainA } from '../chains/chain-a/index.ts'
 import { cardanoCliRecipe } from '../chains/chain-a/signing/cardano-cli.ts'
 import { policyRefusal } from '../chains/chain-a/signing/policies.ts'
@@ -208,14 +208,7 @@ function parseLifetime(value: unknown): number {
 
 /** What a cardano-cli user runs: the payer's key signs as payment.skey, on this deployment's network. */
 async function cliRecipe(unsignedTxCbor: string, senderAddress: string) {
-  const genesis = await chainA().genesis()
-  return cardanoCliRecipe({ unsignedTxCbor, network: chainA().networkName, networkMagic: genesis.networkMagic, payerKeyHash: paymentKeyHashOf(senderAddress) })
-}
-
-function paymentKeyHashOf(address: string): string | undefined {
-  try {
-    return CSL.Address.from_bech32(address).payment_cred()?.to_keyhash()?.to_hex()
-  } catch {
-    return undefined
-  }
+  const chain = await chainA()
+  const { networkMagic } = await chain.genesis()
+  return cardanoCliRecipe({ unsignedTxCbor, network: chain.networkName, networkMagic, payerKeyHash: paymentKeyHash(senderAddress) ?? undefined })
 }

@@ -7,7 +7,7 @@ import ChainABuildSigning, { type BuildsForgotten } from '#cds-models/ChainABuil
 import { chainA } from '../chains/chain-a/index.ts'
 import { parseAddress } from '../chains/chain-a/identifiers.ts'
 import { ownExpands, ownedBy } from '../lib/ownership.ts'
-import { expiryIntervalMs, scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
+import { scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
 import { auditLog } from './audit.ts'
 import { closeRecordsOfFormerChain, expireSigningRequests } from './expiry.ts'
 import { closeHsmSigner, refreshHsmConfigurations, signWithHsm } from './hsm.ts'
@@ -39,7 +39,7 @@ export class ChainASignService extends cds.ApplicationService {
 
     cds.once('served', async () => {
       await closeRecordsOfForgottenBuilds()
-      this.expiry = scheduleJob('signing request expiry', expiryIntervalMs(), expireSigningRequests)
+      this.expiry = scheduleJob('signing request expiry', (await chainA()).settings.expiryIntervalMs, expireSigningRequests)
     })
     cds.on('shutdown', closeHsmSigner)
     return super.init()
@@ -64,6 +64,6 @@ async function verifySignature(req: cds.Request) {
 /** The caller's open requests (everyone's for an operator: pending, signed, verified), oldest first; of one sender address when given. */
 async function pendingRequests(address?: string | null) {
   const where: Record<string, unknown> = { status: { in: OPEN_STATES }, ...ownedBy() }
-  if (address) where.senderAddress = parseAddress(address, chainA().networkName, 'address')
+  if (address) where.senderAddress = parseAddress(address, (await chainA()).networkName, 'address')
   return SELECT.from(SigningRequests).where(where).orderBy('createdAt', 'ID')
 }

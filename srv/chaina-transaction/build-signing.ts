@@ -2,7 +2,7 @@ import cds from '@sap/cds'
 import { BuildInputs, TransactionBuilds } from '#cds-models/chainatx'
 import { ClaimBuildForSigning, ReleaseBuild, SigningFactsOf, type ChainIdentity, type SigningFacts } from '#cds-models/ChainABuildSigning'
 import { buildNow, extendSpendLocks } from './builds.ts'
-import { chainIdentity } from './chain-identity.ts'
+import { chainA } from '../chains/chain-a/index.ts'
 import { now } from '../lib/moment.ts'
 import { BuildStatus } from './states.ts'
 
@@ -29,7 +29,7 @@ async function signingFacts(buildId: string): Promise<SigningFacts> {
   const build = await buildNow(buildId)
   const [spent, chain] = await Promise.all([
     SELECT.from(BuildInputs).columns('txHash', 'outputIndex', 'address').where({ build_ID: buildId }).orderBy('inputIndex'),
-    chainIdentity(),
+    chainA().then(service => service.identity()),
   ])
   return {
     ...chain, ID: build.ID, owner: build.owner, status: build.status, txHash: build.txHash, unsignedTxCbor: build.unsignedTxCbor,

@@ -5,12 +5,10 @@ import { builderFor, type BuildResult, type OutputRef, type ScriptSpendRequest }
 import { describeAsset } from '../chains/chain-a/assets.ts'
 import { chainA } from '../chains/chain-a/index.ts'
 import type { AssetQuantity } from '../chains/chain-a/port.ts'
-import { spendLockSeconds } from '../chains/chain-a/config.ts'
 import { ApiError, notFound } from '../lib/errors.ts'
 import { ownedBy, ownerOf } from '../lib/ownership.ts'
 import { runWrite, tableOf } from '../lib/plain-sql.ts'
 import { settleAll } from '../lib/settle-all.ts'
-import { stringSetting, requiresBlock } from '../lib/settings.ts'
 import { chainContext, timeOfSlot } from './chain-context.ts'
 import { now } from '../lib/moment.ts'
 import { BuildStatus, type BuildKind } from './states.ts'
@@ -19,7 +17,7 @@ import { planBuild, type BuildParameters, type PlannedBuild } from './requests.t
 /**
  * Builds: one row per unsigned transaction with what it spends, creates, mints and carries, owned
  * by the caller, and a lock on every output it spends so no other pending build of the same owner
- * selects them. A lock lasts what signing needs (CHAIN_A_SPEND_LOCK_S, extended to a signing
+ * selects them. A lock lasts what signing needs (spendLockSeconds, extended to a signing
  * request's expiry, and to the build's validity once submitted), never beyond the build's validity;
  * a pending build's locks never exclude anything from another owner's builds (a submitted one's do:
  * the ledger accepted the spend). Transitions are guarded UPDATEs on the caller's own builds (all of
@@ -34,17 +32,17 @@ const { SELECT, INSERT, UPDATE, DELETE } = cds.ql
 export const PENDING_STATES: BuildStatus[] = [BuildStatus.built, BuildStatus.signing]
 const SELECTION_ATTEMPTS = 3
 
-export const defaultBuilder = () => stringSetting('CHAIN_A_BUILDER', requiresBlock('chain-a').builder, 'csl')
+export const defaultBuilder = async () => (await chainA()).settings.builder
 
 /** Builds for the caller, or for the owner of the build it rebuilds. */
 export async function createBuild(kind: BuildKind, parameters: BuildParameters, builderName?: string | null, rebuiltFrom?: { ID: string; owner: string }): Promise<string> {
   const owner = rebuiltFrom?.owner ?? ownerOf()
-  const builder = builderFor(builderName || defaultBuilder())
+  const builder = builderFor(builderName || (await defaultBuilder()))
   const context = await chainContext()
   const plan = planBuild(kind, parameters, context.network)
   const scriptInputs = plan.scriptSpend ? [await scriptInput(plan.scriptSpend)] : undefined
   for (let attempt = 0; attempt < SELECTION_ATTEMPTS; attempt++) {
-    const [utxos, excludedUtxos] = await settleAll([chainA().addressUtxos(plan.sender), lockedOutputs(owner, plan.sender)])
+    const [utxos, excludedUtxos] = await settleAll([(await chainA()).port.addressUtxos(plan.sender), lockedOutputs(owner, plan.sender)])
     const result = await builder.build({
       utxos, changeAddress: plan.change, protocolParameters: context.protocolParameters, currentSlot: context.currentSlot,
       networkId: context.networkId, slotConfig: context.slotConfig, excludedUtxos, outputs: plan.outputs, mint: plan.mint,
@@ -52,7 +50,7 @@ export async function createBuild(kind: BuildKind, parameters: BuildParameters, 
     })
     const id = cds.utils.uuid()
     const expiresAt = result.validity.invalidHereafter === null ? null : timeOfSlot(context.slotConfig, result.validity.invalidHereafter).toISOString()
-    if (await lockSpentOutputs(id, owner, result, plan.sender, lockedUntil(expiresAt))) {
+    if (await lockSpentOutputs(id, owner, result, plan.sender, await lockedUntil(expiresAt))) {
       await record(id, owner, kind, plan, parameters, result, context.network, expiresAt, rebuiltFrom?.ID)
       return id
     }
@@ -133,7 +131,7 @@ export async function settleBuild(id: string, status: Settlement, failureReason?
   if (status !== BuildStatus.submitted) await DELETE.from(SpendLocks).where({ build_ID: id })
   else if (affected === 1) {
     const build = (await SELECT.one.from(TransactionBuilds).columns('ID', 'owner', 'senderAddress', 'expiresAt').where({ ID: id }))!
-    await extendSpendLocks(build as LockedBuild, build.expiresAt ?? lockedUntil(null))
+    await extendSpendLocks(build as LockedBuild, build.expiresAt ?? (await lockedUntil(null)))
   }
 }
 
@@ -157,9 +155,9 @@ async function lockedOutputs(owner: string, address: string): Promise<OutputRef[
   return locks.map(lock => ({ txHash: lock.txHash!, outputIndex: lock.outputIndex! }))
 }
 
-/** When a new build's locks lapse: after CHAIN_A_SPEND_LOCK_S, or with the build's validity if that ends first. */
-function lockedUntil(validUntil: string | null): string {
-  const lapse = Date.now() + spendLockSeconds() * 1000
+/** When a new build's locks lapse: after the chain-a option spendLockSeconds, or with the build's validity if that ends first. */
+async function lockedUntil(validUntil: string | null): Promise<string> {
+  const lapse = Date.now() + (await chainA()).settings.spendLockSeconds * 1000
   return new Date(validUntil ? Math.min(lapse, Date.parse(validUntil)) : lapse).toISOString()
 }
 
@@ -180,10 +178,11 @@ async function lockSpentOutputs(buildId: string, owner: string, result: BuildRes
 
 /** The script-locked output a Plutus spend takes, as the chain has it now (and unspent). */
 async function scriptInput(spend: NonNullable<PlannedBuild['scriptSpend']>): Promise<ScriptSpendRequest> {
-  const tx = await chainA().transaction(spend.txHash)
+  const { port } = await chainA()
+  const tx = await port.transaction(spend.txHash)
   const output = tx?.outputs.find(o => o.outputIndex === spend.outputIndex)
   if (!output) throw notFound('OUTPUT_NOT_FOUND', `There is no output ${spend.txHash}#${spend.outputIndex} on chain`, 'scriptTxHash')
-  const utxo = (await chainA().addressUtxos(output.address)).find(u => u.txHash === spend.txHash && u.outputIndex === spend.outputIndex)
+  const utxo = (await port.addressUtxos(output.address)).find(u => u.txHash === spend.txHash && u.outputIndex === spend.outputIndex)
   if (!utxo) throw new ApiError(409, 'UTXO_SPENT', `Output ${spend.txHash}#${spend.outputIndex} has already been spent`, { target: 'scriptTxHash' })
   return { utxo, validator: spend.validator, redeemerJson: spend.redeemerJson, datumJson: spend.datumJson }
 }

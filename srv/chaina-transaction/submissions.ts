@@ -32,7 +32,7 @@ interface SignedTransaction {
 }
 
 export async function submitSigned(srv: cds.Service, req: cds.Request, signedTxCbor: unknown, buildId?: string | null) {
-  const signed = readSigned(signedTxCbor)
+  const signed = readSigned(signedTxCbor, (await chainA()).networkName)
   const build = buildId
     ? await pendingBuild(buildId, signed.txHash)
     : await SELECT.one.from(BuildsNow).columns('ID', 'owner', 'status').where({ txHash: signed.txHash, ...ownedBy() })
@@ -46,7 +46,7 @@ export async function submitSigned(srv: cds.Service, req: cds.Request, signedTxC
     ID: submissionId, owner, build_ID: build?.ID ?? null, txHash: signed.txHash, status: SubmissionStatus.pending, signedTxCbor: signedTxCbor as string, submittedAt,
     errorCode: null, errorMessage: null,
   })
-  await chainA().submit(signed.bytes)
+  await (await chainA()).port.submit(signed.bytes)
   await UPDATE.entity(TransactionSubmissions).set({ status: SubmissionStatus.submitted }).where({ ID: submissionId })
   if (build?.ID) await settleBuild(build.ID, BuildStatus.submitted)
   const inputAddresses = build ? (await SELECT.from(BuildInputs).columns('address').where({ build_ID: build.ID })).map(input => input.address!) : []
@@ -73,7 +73,8 @@ export interface TransactionStatus {
 export async function transactionStatus(srv: cds.Service, txHashParameter: unknown): Promise<TransactionStatus> {
   const txHash = parseTxHash(txHashParameter, 'txHash')
   const submission = await SELECT.one.from(TransactionSubmissions).where({ txHash, ...ownedBy() })
-  const [onChain, tip] = await Promise.all([chainA().transaction(txHash), chainA().tip()])
+  const { port } = await chainA()
+  const [onChain, tip] = await Promise.all([port.transaction(txHash), port.tip()])
   const status: TransactionStatus = {
     txHash, status: submission?.status ?? 'unknown', confirmations: 0, blockHeight: null, blockHash: null, blockTime: null,
     submissionId: submission?.ID ?? null, buildId: submission?.build_ID ?? null, errorMessage: submission?.errorMessage ?? null,
@@ -102,13 +103,13 @@ async function markConfirmed(srv: cds.Service, submission: TransactionSubmission
   })
 }
 
-function readSigned(signedTxCbor: unknown): SignedTransaction {
+function readSigned(signedTxCbor: unknown, network: string): SignedTransaction {
   const tx = parseTransaction(signedTxCbor, 'signedTxCbor')
   const body = tx.body()
-  const expected = networkIdOf(chainA().networkName)
+  const expected = networkIdOf(network)
   const outputAddresses = listOf(body.outputs()).map(output => {
     const address = output.address()
-    if (address.network_id() !== expected) throw badInput('WRONG_NETWORK', `Output ${address.to_bech32()} is not on this deployment's network (${chainA().networkName})`, 'signedTxCbor')
+    if (address.network_id() !== expected) throw badInput('WRONG_NETWORK', `Output ${address.to_bech32()} is not on this deployment's network (${network})`, 'signedTxCbor')
     return address.to_bech32()
   })
   return {

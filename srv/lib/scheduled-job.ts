@@ -1,5 +1,4 @@
 import cds from '@sap/cds'
-import { numberSetting, requiresBlock } from './settings.ts'
 
 /**
  * Background work of an owning service (DESIGN 2, 9.14): one job per owner, started once the
@@ -15,9 +14,6 @@ export interface ScheduledJob {
   /** No further runs; waits for the one in progress. */
   stop(): Promise<void>
 }
-
-/** How often the expiry jobs of builds and signing requests run (CHAIN_A_EXPIRY_INTERVAL_MS, default 5 s, at least 100 ms). */
-export const expiryIntervalMs = () => Math.max(100, numberSetting('CHAIN_A_EXPIRY_INTERVAL_MS', requiresBlock('chain-a').expiryIntervalMs, 5000))
 
 export function scheduleJob(name: string, intervalMs: number, work: () => Promise<unknown>): ScheduledJob {
   /** The run in progress, settled either way (its failure is reported where it is awaited). */

@@ -1,40 +1,44 @@
 import cds from '@sap/cds'
 
 /**
- * Every runtime setting, resolved as: environment variable > cds.env (package.json `cds`, per
- * profile) > default. The README's configuration table lists the same names.
+ * Runtime settings: values as configured (cds.env, per profile; for some services also an
+ * environment variable first), read with a default. The README's configuration table lists them.
  */
 
 type Raw = string | number | boolean | undefined | null
 
-function pick(envName: string, fromCds: Raw): string | undefined {
-  const fromEnv = process.env[envName]
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv
-  if (fromCds === undefined || fromCds === null) return undefined
-  return String(fromCds)
+/** A configured value as text; unset, null and '' count as not configured. */
+const given = (value: Raw): string | undefined => (value === undefined || value === null || value === '' ? undefined : String(value))
+
+export function stringValue(value: Raw, fallback: string): string {
+  return given(value) ?? fallback
 }
 
-export function stringSetting(envName: string, fromCds: Raw, fallback: string): string {
-  return pick(envName, fromCds) ?? fallback
+export function optionalValue(value: Raw): string | undefined {
+  return given(value)
 }
 
-export function optionalSetting(envName: string, fromCds: Raw): string | undefined {
-  return pick(envName, fromCds)
-}
-
-export function numberSetting(envName: string, fromCds: Raw, fallback: number): number {
-  const raw = pick(envName, fromCds)
+/** A configured number; `name` says where it is set, for the message when it is not a number. */
+export function numberValue(value: Raw, name: string, fallback: number): number {
+  const raw = given(value)
   if (raw === undefined) return fallback
-  const value = Number(raw)
-  if (!Number.isFinite(value)) throw new Error(`Setting ${envName} must be a number, got '${raw}'`)
-  return value
+  const number = Number(raw)
+  if (!Number.isFinite(number)) throw new Error(`Setting ${name} must be a number, got '${raw}'`)
+  return number
 }
 
-export function booleanSetting(envName: string, fromCds: Raw, fallback: boolean): boolean {
-  const raw = pick(envName, fromCds)
-  if (raw === undefined) return fallback
-  return /^(1|true|yes|on)$/i.test(raw)
+export function booleanValue(value: Raw, fallback: boolean): boolean {
+  const raw = given(value)
+  return raw === undefined ? fallback : /^(1|true|yes|on)$/i.test(raw)
 }
+
+/** The environment variable when it is set, else the value from cds.env. */
+const pick = (envName: string, fromCds: Raw): Raw => given(process.env[envName]) ?? fromCds
+
+export const stringSetting = (envName: string, fromCds: Raw, fallback: string) => stringValue(pick(envName, fromCds), fallback)
+export const optionalSetting = (envName: string, fromCds: Raw) => optionalValue(pick(envName, fromCds))
+export const numberSetting = (envName: string, fromCds: Raw, fallback: number) => numberValue(pick(envName, fromCds), envName, fallback)
+export const booleanSetting = (envName: string, fromCds: Raw, fallback: boolean) => booleanValue(pick(envName, fromCds), fallback)
 
 /** The `cds.requires[name]` block, or an empty object. */
 export function requiresBlock(name: string): Record<string, any> {

@@ -1,9 +1,14 @@
+import cds from '@sap/cds'
+import { join } from 'node:path'
 import { BlockfrostAdapter } from '../../srv/chains/chain-a/blockfrost.ts'
+import {
+  DEFAULT_TTL_SECONDS, ENVIRONMENT, TTL_KINDS, applyChainAEnvironment, chainAConfig, chainAOptions, devnetConfig,
+} from '../../srv/chains/chain-a/config.ts'
 import { ApiError } from '../../srv/lib/errors.ts'
 import { answerFromSchemas, bodyFor } from './support/openapi-server.ts'
 import { sendJson, sendUpstreamError, startTestServer, upstreamConfig, type TestServer } from './support/test-server.ts'
 
-/* How the adapter's configuration decides the upstream, its credentials and its retries. */
+/* How the chain-a options are configured, and how the adapter's configuration decides the upstream, its credentials and its retries. */
 
 const CBOR = Uint8Array.from([0x84, 0xa4, 0x00, 0x81])
 
@@ -127,6 +132,98 @@ describe('retries when the network fails', () => {
       expect(uncaught).toEqual([])
     } finally {
       process.off('uncaughtException', record)
+    }
+  })
+})
+
+describe('the options of cds.requires[chain-a]', () => {
+  const packageJson = { 'chain-a': { kind: 'blockfrost', network: 'preprod', devnet: true, ttl: { pool: 600 }, devnetOptions: { blockTimeMs: 0 } } }
+  const optionsWith = (env: NodeJS.ProcessEnv) => chainAOptions(structuredClone(packageJson), env)
+
+  // Every documented variable (README, Configuration) and what it sets, resolved.
+  type Row = [variable: string, value: string, option: string, resolved: (env: NodeJS.ProcessEnv) => unknown, expected: unknown]
+  const DOCUMENTED: Row[] = [
+    ['CHAIN_A_NETWORK', 'mainnet', 'network', env => chainAConfig(optionsWith(env)).network, 'mainnet'],
+    ['BLOCKFROST_PROJECT_ID', 'mainnetAbc', 'credentials.projectId', env => chainAConfig(optionsWith(env)).projectId, 'mainnetAbc'],
+    ['BLOCKFROST_URL', 'http://127.0.0.1:3001', 'credentials.url', env => chainAConfig(optionsWith(env)).url, 'http://127.0.0.1:3001'],
+    ['CHAIN_A_DEVNET', 'false', 'devnet', env => chainAConfig(optionsWith(env)).devnet, false],
+    ['CHAIN_A_TIMEOUT_MS', '2500', 'timeoutMs', env => chainAConfig(optionsWith(env)).timeoutMs, 2500],
+    ['CHAIN_A_RETRIES', '3', 'retries', env => chainAConfig(optionsWith(env)).retries, 3],
+    ['CHAIN_A_CLIENT_RATE_LIMIT', 'true', 'clientRateLimit', env => chainAConfig(optionsWith(env)).clientRateLimit, true],
+    ['CHAIN_A_SPEND_LOCK_S', '60', 'spendLockSeconds', env => chainAConfig(optionsWith(env)).spendLockSeconds, 60],
+    ['CHAIN_A_EXPIRY_INTERVAL_MS', '250', 'expiryIntervalMs', env => chainAConfig(optionsWith(env)).expiryIntervalMs, 250],
+    ['CHAIN_A_BUILDER', 'buildooor', 'builder', env => chainAConfig(optionsWith(env)).builder, 'buildooor'],
+    ...TTL_KINDS.map((kind): Row => [
+      `CHAIN_A_TTL_${kind.replace(/[A-Z]/g, c => '_' + c).toUpperCase()}`, '7', `ttl.${kind}`, env => chainAConfig(optionsWith(env)).ttlSeconds[kind], 7,
+    ]),
+    ['DEVNET_SEED', 'other-seed', 'devnetOptions.seed', env => devnetConfig(optionsWith(env)).seed, 'other-seed'],
+    ['DEVNET_BLOCK_TIME_MS', '500', 'devnetOptions.blockTimeMs', env => devnetConfig(optionsWith(env)).blockTimeMs, 500],
+    ['DEVNET_SLOT_LENGTH_MS', '200', 'devnetOptions.slotLengthMs', env => devnetConfig(optionsWith(env)).slotLengthMs, 200],
+    ['DEVNET_EPOCH_LENGTH', '100', 'devnetOptions.epochLength', env => devnetConfig(optionsWith(env)).epochLength, 100],
+    ['DEVNET_SECURITY_PARAM', '5', 'devnetOptions.securityParam', env => devnetConfig(optionsWith(env)).securityParam, 5],
+    ['DEVNET_ACTIVITY', 'off', 'devnetOptions.activity', env => devnetConfig(optionsWith(env)).activity, false],
+    ['DEVNET_WALLETS', '6', 'devnetOptions.wallets', env => devnetConfig(optionsWith(env)).wallets, 6],
+    ['DEVNET_LATENCY_MS', '40', 'devnetOptions.latencyMs', env => devnetConfig(optionsWith(env)).latencyMs, 40],
+    ['DEVNET_STATE_DIR', 'tmp/chain', 'devnetOptions.stateDir', env => devnetConfig(optionsWith(env)).stateDir, join(cds.root, 'tmp', 'chain')],
+  ]
+
+  it('the table covers every documented variable, once', () => {
+    expect(DOCUMENTED.map(([variable]) => variable).sort()).toEqual(Object.keys(ENVIRONMENT).sort())
+  })
+
+  it.each(DOCUMENTED)('%s=%s sets %s', (variable, value, option, resolved, expected) => {
+    const env = { [variable]: value }
+    expect(ENVIRONMENT[variable]).toBe(option)
+    expect(option.split('.').reduce<any>((node, key) => node?.[key], optionsWith(env))).toBe(value)
+    expect(resolved(env)).toEqual(expected)
+  })
+
+  it('a variable wins over package.json; unset or empty, package.json counts, then the default', () => {
+    expect(chainAConfig(optionsWith({ CHAIN_A_TTL_POOL: '30' })).ttlSeconds.pool).toBe(30)
+    expect(chainAConfig(optionsWith({ CHAIN_A_TTL_POOL: '' })).ttlSeconds.pool).toBe(600)
+    expect(chainAConfig(optionsWith({})).ttlSeconds).toEqual({ ...DEFAULT_TTL_SECONDS, pool: 600 })
+    expect(devnetConfig(optionsWith({})).blockTimeMs).toBe(0)
+    expect(optionsWith({ BLOCKFROST_URL: 'http://up' })).toMatchObject({ kind: 'blockfrost', network: 'preprod', credentials: { url: 'http://up' } })
+  })
+
+  it('a malformed number names the option and its variable', () => {
+    expect(() => chainAConfig(optionsWith({ CHAIN_A_TIMEOUT_MS: 'soon' }))).toThrow("Setting cds.requires['chain-a'].timeoutMs (CHAIN_A_TIMEOUT_MS) must be a number, got 'soon'")
+    expect(() => chainAConfig(optionsWith({ CHAIN_A_SPEND_LOCK_S: '0' }))).toThrow("cds.requires['chain-a'].spendLockSeconds (CHAIN_A_SPEND_LOCK_S) must be a positive number of seconds, got '0'")
+    expect(() => devnetConfig(optionsWith({ DEVNET_WALLETS: 'many' }))).toThrow('devnetOptions.wallets (DEVNET_WALLETS) must be a number')
+  })
+
+  it("CAP's own variables reach chain-a too: CAP files CDS_REQUIRES_CHAIN_A_* under requires.chain.a", () => {
+    const saved = { ...process.env }
+    try {
+      Object.assign(process.env, { CDS_REQUIRES_CHAIN_A_NETWORK: 'preview', cds_requires_chain_a_credentials_url: 'http://127.0.0.1:3999', CHAIN_A_RETRIES: '2' })
+      const requires = cds.env.for('cds', cds.root).requires
+      expect(chainAConfig(chainAOptions(requires, process.env))).toMatchObject({ network: 'preview', url: 'http://127.0.0.1:3999', retries: 2 })
+    } finally {
+      for (const name of ['CDS_REQUIRES_CHAIN_A_NETWORK', 'cds_requires_chain_a_credentials_url', 'CHAIN_A_RETRIES']) if (!(name in saved)) delete process.env[name]
+    }
+  })
+
+  it('at start the variables are mapped into cds.requires[chain-a] itself, for the service to read in its options', () => {
+    const requires: Record<string, any> = { ...structuredClone(packageJson), chain: { a: { timeoutMs: 900 } } }
+    const block = requires['chain-a']
+    expect(applyChainAEnvironment(requires, { CHAIN_A_NETWORK: 'preview', DEVNET_SEED: 's' })).toBe(block)
+    expect(block).toMatchObject({ kind: 'blockfrost', network: 'preview', timeoutMs: 900, devnetOptions: { blockTimeMs: 0, seed: 's' } })
+    expect(requires.chain).toEqual({})
+  })
+
+  it.each([
+    ['development', 'blockfrost', true],
+    ['test', 'blockfrost', true],
+    ['production', 'blockfrost', false],
+  ])('the %s profile: kind %s implemented by the chain-a service, devnet %s', (profile, kind, devnet) => {
+    const saved = process.env.CDS_ENV
+    try {
+      process.env.CDS_ENV = profile
+      const configured = cds.env.for('cds', cds.root).requires['chain-a']
+      expect(configured).toMatchObject({ kind, impl: 'srv/chains/chain-a/service.ts', devnet })
+    } finally {
+      if (saved === undefined) delete process.env.CDS_ENV
+      else process.env.CDS_ENV = saved
     }
   })
 })

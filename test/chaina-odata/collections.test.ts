@@ -95,9 +95,7 @@ beforeAll(() => {
 })
 
 beforeEach(async () => {
-  const { IndexMarks } = cds.entities('chaina')
-  await cds.tx(() => DELETE.from(IndexMarks).where({ kind: 'chain' }))
-  await cds.tx(() => chainAIndex().verifyChainIdentity())
+  await cds.tx(() => chainAIndex().purge())
   devnet.resetRequestCounts()
 })
 

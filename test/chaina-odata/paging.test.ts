@@ -61,9 +61,7 @@ afterAll(async () => {
 const SERVICE = '/odata/v4/chaina-odata'
 
 beforeEach(async () => {
-  const { IndexMarks } = cds.entities('chaina')
-  await cds.tx(() => DELETE.from(IndexMarks).where({ kind: 'chain' }))
-  await cds.tx(() => chainAIndex().verifyChainIdentity())
+  await cds.tx(() => chainAIndex().purge())
   upstream.requests.splice(0)
 })
 

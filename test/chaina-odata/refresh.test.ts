@@ -1,6 +1,6 @@
 import cds from '@sap/cds'
 import { runningDevnet, growChain, bury } from '../support/chain-a.ts'
-import { chainAIndex } from '../../srv/chaina-odata/service.ts'
+import { chainA } from '../../srv/chains/chain-a/index.ts'
 
 // Zero TTLs: every read of mutable data asks the upstream again, so refresh and immutability show.
 process.env.CHAIN_A_TTL_TIP = '0'
@@ -60,11 +60,10 @@ test('an address shows a new UTxO after its TTL', async () => {
 
 test('a cache filled from another chain is purged when the upstream chain changes', async () => {
   await GET(`${SERVICE}/Blocks?$orderby=height desc&$top=1`)
-  const { IndexMarks, Blocks } = cds.entities('chaina')
-  await cds.tx(async () => {
-    await UPDATE(IndexMarks).set({ id: 'devnet:42:0' }).where({ kind: 'chain' })
-  })
-  await cds.tx(() => chainAIndex().verifyChainIdentity())
+  const { Blocks } = cds.entities('chaina')
+  // As if the chain recorded at start had been another one: the next check of the upstream tells.
+  await cds.tx(() => UPDATE(cds.entities('chainatx').NetworkParametersCache).set({ networkMagic: 4242 }))
+  expect(await (await chainA()).verifyUpstream()).toMatchObject({ previous: { networkMagic: 4242 }, current: { network: 'devnet', networkMagic: 42 } })
   const remaining = await SELECT.one.from(Blocks).columns('count(*) as blocks')
   expect(remaining.blocks).toBe(0)
   const tip = await GET(`${SERVICE}/Blocks?$orderby=height desc&$top=1`)

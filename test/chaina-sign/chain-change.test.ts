@@ -1,4 +1,5 @@
 import cds from '@sap/cds'
+import { chainA } from '../../srv/chains/chain-a/index.ts'
 import { stableErrorCodes } from '../../srv/lib/error-codes.ts'
 import { ADA, buildTx, largestUtxo } from '../devnet/helpers.ts'
 import { runningDevnet } from '../support/chain-a.ts'
@@ -84,8 +85,7 @@ test('after a reset, open requests of the former chain are expired (BUILD_FORGOT
   const legacy = ok(await POST(`${SIGN}/CreateSigningRequest`, { buildId: (await buildTransfer(POST, wallet.address, other, '2100000')).ID }))
   await cds.tx(() => UPDATE(cds.entities('chainasign').SigningRequests, legacy.ID).set({ networkMagic: null, systemStart: null }))
 
-  const transactions = (await cds.connect.to('ChainATransactionService')) as unknown as { forgetBuildsOfAnotherChainOnStart(): Promise<void> }
-  await transactions.forgetBuildsOfAnotherChainOnStart()
+  await (await chainA()).verifyUpstream()
 
   expect(await cds.tx(() => SELECT.from(TransactionBuilds))).toEqual([])
   const expired = ok(await POST(`${SIGN}/GetSigningRequest`, { signingRequestId: pending.ID }))

@@ -1,5 +1,6 @@
 import cds from '@sap/cds'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import { chainA } from '../../srv/chains/chain-a/index.ts'
 import { runningDevnet } from '../support/chain-a.ts'
 import { signWith } from '../support/sign.ts'
 import { ADA, buildTx, largestUtxo } from '../devnet/helpers.ts'
@@ -24,8 +25,9 @@ beforeAll(async () => {
   const issued = await issueGrant({ product: 'chain-a' })
   grant = { headers: { 'x-agent-token': issued.token } }
 })
-afterEach(() => {
-  delete process.env.CHAIN_A_SPEND_LOCK_S
+// The option CHAIN_A_SPEND_LOCK_S sets at start, changed on the running chain-a service.
+afterEach(async () => {
+  delete (await chainA()).options.spendLockSeconds
 })
 
 /** A new address holding a single output (and its key). */
@@ -69,7 +71,7 @@ describe('how long a build locks what it spends', () => {
   })
 
   test('CHAIN_A_SPEND_LOCK_S: the lock lapses after it, and the owner\'s next build may take the output', async () => {
-    process.env.CHAIN_A_SPEND_LOCK_S = '1'
+    (await chainA()).options.spendLockSeconds = 1
     const lone = loneOutput()
     const first = await built(lone.address)
     await expectNoFunds(lone.address)
@@ -81,7 +83,7 @@ describe('how long a build locks what it spends', () => {
   })
 
   test('never beyond the build\'s validity', async () => {
-    process.env.CHAIN_A_SPEND_LOCK_S = String(30 * 86400)
+    (await chainA()).options.spendLockSeconds = 30 * 86400
     const first = await built(loneOutput().address)
     expect((await locksOf(first.ID)).map((lock: any) => lock.expiresAt)).toEqual([first.expiresAt])
   })
@@ -89,7 +91,7 @@ describe('how long a build locks what it spends', () => {
 
 describe('a signing request', () => {
   test('extends the build\'s locks to its own expiry', async () => {
-    process.env.CHAIN_A_SPEND_LOCK_S = '1'
+    (await chainA()).options.spendLockSeconds = 1
     const lone = loneOutput()
     const first = await built(lone.address)
     const request = (await POST(`${SIGN}/CreateSigningRequest`, { buildId: first.ID, expiresInSeconds: 600 }, bob)).data
@@ -99,7 +101,7 @@ describe('a signing request', () => {
   })
 
   test('takes a lapsed lock again, until it expires, never beyond the build\'s validity', async () => {
-    process.env.CHAIN_A_SPEND_LOCK_S = '1'
+    (await chainA()).options.spendLockSeconds = 1
     const lone = loneOutput()
     const first = await built(lone.address)
     await pause(1200)

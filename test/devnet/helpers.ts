@@ -4,7 +4,8 @@ import { exUnitsFee } from '../../srv/chains/chain-a/plutus.ts'
 import { ChainADevnet, type DevnetOptions } from '../../srv/chains/chain-a/devnet/index.ts'
 import { PROTOCOL_PARAMETERS } from '../../srv/chains/chain-a/devnet/params.ts'
 import type { Output } from '../../srv/chains/chain-a/devnet/types.ts'
-import { toCslValue, type Value } from '../../srv/chains/chain-a/devnet/values.ts'
+import { toCslValue } from '../../srv/chains/chain-a/csl.ts'
+import type { Value } from '../../srv/chains/chain-a/value.ts'
 import { signaturePolicy } from '../../srv/chains/chain-a/devnet/wallet.ts'
 
 /** Shared helpers for the devnet tests: a devnet on an ephemeral port and a hand-rolled transaction builder. */

@@ -45,8 +45,8 @@ test('a call the upstream does not answer within the timeout answers 504 and is 
 test('a call the upstream rejects (unreachable: 503) is refunded', async () => {
   const { id, key } = await issueTestKey({ units: 10 })
   const port = new URL(devnet.url).port
-  const { chainAUpstreamConfig } = await import('../../srv/chains/chain-a/index.ts')
-  expect(chainAUpstreamConfig().url).toContain(port)
+  const { chainA } = await import('../../srv/chains/chain-a/index.ts')
+  expect((await chainA()).settings.url).toContain(port)
   await devnet.stop()
   const response = await GET(`${S}/Transactions('${transfers[1]}')`, bearer(key))
   expect(response.data.error.code).toBe('UPSTREAM_UNAVAILABLE')

@@ -1,4 +1,4 @@
-import { embeddedDevnet } from '../../srv/chains/chain-a/index.ts'
+import { embeddedDevnet } from '../../srv/chains/chain-a/embedded-devnet.ts'
 import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
 import type { ActivityEvent, ActivityKind } from '../../srv/chains/chain-a/devnet/activity.ts'
 

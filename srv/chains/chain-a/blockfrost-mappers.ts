@@ -1,25 +1,5 @@
 import type { Responses } from '@blockfrost/blockfrost-js'
-import type {
-  AssetQuantity,
-  ChainAccount,
-  ChainAddress,
-  ChainAddressTransaction,
-  ChainAssetHistoryEntry,
-  ChainBlock,
-  ChainDelegator,
-  ChainDrep,
-  ChainEpoch,
-  ChainGenesis,
-  ChainNetwork,
-  ChainPool,
-  ChainPoolSummary,
-  ChainProtocolParameters,
-  ChainTransaction,
-  ChainTxInput,
-  ChainTxMetadata,
-  ChainTxOutput,
-  ChainUtxo,
-} from './port.ts'
+import type * as Port from './port.ts'
 
 /** Pure mappings from Blockfrost response bodies to the chain-A port types. */
 
@@ -27,9 +7,9 @@ type Amount = { unit: string; quantity: string }[]
 type TxUtxos = Responses['tx_content_utxo']
 type PoolMetadata = Partial<Extract<Responses['pool_metadata'], { pool_id: string }>> & { description?: string | null }
 
-export function splitAmount(amount: Amount): { lovelace: string; assets: AssetQuantity[] } {
+export function splitAmount(amount: Amount): { lovelace: string; assets: Port.AssetQuantity[] } {
   let lovelace = '0'
-  const assets: AssetQuantity[] = []
+  const assets: Port.AssetQuantity[] = []
   for (const { unit, quantity } of amount) {
     if (unit === 'lovelace') lovelace = quantity
     else assets.push({ unit, quantity })
@@ -37,7 +17,7 @@ export function splitAmount(amount: Amount): { lovelace: string; assets: AssetQu
   return { lovelace, assets }
 }
 
-export function toBlock(block: Responses['block_content']): ChainBlock {
+export function toBlock(block: Responses['block_content']): Port.ChainBlock {
   return {
     hash: block.hash,
     // Only Byron epoch-boundary blocks lack height, slot and epoch; they count as 0.
@@ -56,7 +36,7 @@ export function toBlock(block: Responses['block_content']): ChainBlock {
   }
 }
 
-export function toEpoch(epoch: Responses['epoch_content']): ChainEpoch {
+export function toEpoch(epoch: Responses['epoch_content']): Port.ChainEpoch {
   return {
     epoch: epoch.epoch,
     startTime: epoch.start_time,
@@ -76,7 +56,7 @@ function costModelsJson(params: Responses['epoch_param_content']): string | null
   return models == null ? null : JSON.stringify(models)
 }
 
-export function toProtocolParameters(params: Responses['epoch_param_content']): ChainProtocolParameters {
+export function toProtocolParameters(params: Responses['epoch_param_content']): Port.ChainProtocolParameters {
   return {
     epoch: params.epoch,
     minFeeA: params.min_fee_a,
@@ -112,34 +92,34 @@ export function toProtocolParameters(params: Responses['epoch_param_content']): 
   }
 }
 
-function toTxInput(input: TxUtxos['inputs'][number]): ChainTxInput {
+/** The fields every kind of output record shares, whichever list it comes from. */
+interface OutputRecord {
+  address: string
+  amount: Amount
+  data_hash: string | null
+  inline_datum: string | null
+  reference_script_hash: string | null
+}
+
+function outputContent(record: OutputRecord): Port.ChainOutputContent {
   return {
-    address: input.address,
-    txHash: input.tx_hash,
-    outputIndex: input.output_index,
-    ...splitAmount(input.amount),
-    dataHash: input.data_hash,
-    inlineDatum: input.inline_datum,
-    referenceScriptHash: input.reference_script_hash,
-    collateral: input.collateral,
-    reference: input.reference ?? false,
+    address: record.address,
+    ...splitAmount(record.amount),
+    dataHash: record.data_hash,
+    inlineDatum: record.inline_datum,
+    referenceScriptHash: record.reference_script_hash,
   }
 }
 
-function toTxOutput(output: TxUtxos['outputs'][number]): ChainTxOutput {
-  return {
-    address: output.address,
-    outputIndex: output.output_index,
-    ...splitAmount(output.amount),
-    dataHash: output.data_hash,
-    inlineDatum: output.inline_datum,
-    referenceScriptHash: output.reference_script_hash,
-    collateral: output.collateral,
-    consumedBy: output.consumed_by_tx ?? null,
-  }
+function toTxInput(input: TxUtxos['inputs'][number]): Port.ChainTxInput {
+  return { ...outputContent(input), txHash: input.tx_hash, outputIndex: input.output_index, collateral: input.collateral, reference: input.reference ?? false }
 }
 
-function toTxMetadata(entry: Responses['tx_content_metadata'][number]): ChainTxMetadata {
+function toTxOutput(output: TxUtxos['outputs'][number]): Port.ChainTxOutput {
+  return { ...outputContent(output), outputIndex: output.output_index, collateral: output.collateral, consumedBy: output.consumed_by_tx ?? null }
+}
+
+function toTxMetadata(entry: Responses['tx_content_metadata'][number]): Port.ChainTxMetadata {
   return { label: entry.label, json: JSON.stringify(entry.json_metadata) }
 }
 
@@ -147,7 +127,7 @@ export function toTransaction(
   tx: Responses['tx_content'],
   utxos: TxUtxos | null,
   metadata: Responses['tx_content_metadata'] | null,
-): ChainTransaction {
+): Port.ChainTransaction {
   return {
     hash: tx.hash,
     blockHash: tx.block,
@@ -173,7 +153,7 @@ export function toTransaction(
   }
 }
 
-export function toAddress(address: Responses['address_content']): ChainAddress {
+export function toAddress(address: Responses['address_content']): Port.ChainAddress {
   return {
     address: address.address,
     stakeAddress: address.stake_address,
@@ -183,28 +163,19 @@ export function toAddress(address: Responses['address_content']): ChainAddress {
   }
 }
 
-export function toUtxo(utxo: Responses['address_utxo_content'][number]): ChainUtxo {
-  return {
-    address: utxo.address,
-    txHash: utxo.tx_hash,
-    outputIndex: utxo.output_index,
-    ...splitAmount(utxo.amount),
-    blockHash: utxo.block,
-    dataHash: utxo.data_hash,
-    inlineDatum: utxo.inline_datum,
-    referenceScriptHash: utxo.reference_script_hash,
-  }
+export function toUtxo(utxo: Responses['address_utxo_content'][number]): Port.ChainUtxo {
+  return { ...outputContent(utxo), txHash: utxo.tx_hash, outputIndex: utxo.output_index, blockHash: utxo.block }
 }
 
-export function toAddressTransaction(tx: Responses['address_transactions_content'][number]): ChainAddressTransaction {
+export function toAddressTransaction(tx: Responses['address_transactions_content'][number]): Port.ChainAddressTransaction {
   return { txHash: tx.tx_hash, txIndex: tx.tx_index, blockHeight: tx.block_height, blockTime: tx.block_time }
 }
 
-export function toAssetHistoryEntry(entry: Responses['asset_history'][number]): ChainAssetHistoryEntry {
+export function toAssetHistoryEntry(entry: Responses['asset_history'][number]): Port.ChainAssetHistoryEntry {
   return { txHash: entry.tx_hash, action: entry.action, amount: entry.amount }
 }
 
-export function toAccount(account: Responses['account_content']): ChainAccount {
+export function toAccount(account: Responses['account_content']): Port.ChainAccount {
   return {
     stakeAddress: account.stake_address,
     active: account.active,
@@ -221,7 +192,7 @@ export function toAccount(account: Responses['account_content']): ChainAccount {
 }
 
 /** `metadata` is null when the pool registered none; the upstream then answers 404 or `{}`. */
-export function toPool(pool: Responses['pool'], metadata: Responses['pool_metadata'] | null): ChainPool {
+export function toPool(pool: Responses['pool'], metadata: Responses['pool_metadata'] | null): Port.ChainPool {
   const meta: PoolMetadata = metadata ?? {}
   return {
     poolId: pool.pool_id,
@@ -249,7 +220,7 @@ export function toPool(pool: Responses['pool'], metadata: Responses['pool_metada
   }
 }
 
-export function toPoolSummary(pool: Responses['pool_list_extended'][number]): ChainPoolSummary {
+export function toPoolSummary(pool: Responses['pool_list_extended'][number]): Port.ChainPoolSummary {
   return {
     poolId: pool.pool_id,
     hex: pool.hex,
@@ -267,16 +238,16 @@ export function toPoolSummary(pool: Responses['pool_list_extended'][number]): Ch
   }
 }
 
-export function toPoolDelegator(delegator: Responses['pool_delegators'][number]): ChainDelegator {
+export function toPoolDelegator(delegator: Responses['pool_delegators'][number]): Port.ChainDelegator {
   return { stakeAddress: delegator.address, amount: delegator.live_stake }
 }
 
-export function toDrepDelegator(delegator: Responses['drep_delegators'][number]): ChainDelegator {
+export function toDrepDelegator(delegator: Responses['drep_delegators'][number]): Port.ChainDelegator {
   return { stakeAddress: delegator.address, amount: delegator.amount }
 }
 
 /** A DRep as /governance/dreps/{id} or the DRep list reports it (the same figures). */
-export function toDrep(drep: Responses['drep'] | Responses['dreps'][number]): ChainDrep {
+export function toDrep(drep: Responses['drep'] | Responses['dreps'][number]): Port.ChainDrep {
   return {
     drepId: drep.drep_id,
     hex: drep.hex,
@@ -288,7 +259,7 @@ export function toDrep(drep: Responses['drep'] | Responses['dreps'][number]): Ch
   }
 }
 
-export function toNetwork(network: Responses['network']): ChainNetwork {
+export function toNetwork(network: Responses['network']): Port.ChainNetwork {
   return {
     maxSupply: network.supply.max,
     totalSupply: network.supply.total,
@@ -301,7 +272,7 @@ export function toNetwork(network: Responses['network']): ChainNetwork {
   }
 }
 
-export function toGenesis(genesis: Responses['genesis_content']): ChainGenesis {
+export function toGenesis(genesis: Responses['genesis_content']): Port.ChainGenesis {
   return {
     activeSlotsCoefficient: genesis.active_slots_coefficient,
     updateQuorum: genesis.update_quorum,

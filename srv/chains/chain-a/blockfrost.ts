@@ -41,6 +41,9 @@ import {
 } from './blockfrost-mappers.ts'
 import { NOT_FOUND, backoffSeconds, upstreamError, upstreamStatusError, type UpstreamOperation } from './upstream-errors.ts'
 
+/** What the adapter needs of the chain-a options. */
+export type BlockfrostConfig = Pick<ChainAConfig, 'network' | 'projectId' | 'url' | 'timeoutMs' | 'retries' | 'clientRateLimit'>
+
 type SdkOptions = NonNullable<ConstructorParameters<typeof BlockFrostAPI>[0]>
 type RetrySettings = NonNullable<SdkOptions['retrySettings']>
 type Pagination = { page: number; count: number; order?: 'asc' | 'desc' }
@@ -70,7 +73,7 @@ const NO_SDK_RETRIES: RetrySettings = {
   calculateDelay: () => 0,
 }
 
-function sdkOptions(config: ChainAConfig): SdkOptions {
+function sdkOptions(config: BlockfrostConfig): SdkOptions {
   const common = {
     requestTimeout: config.timeoutMs,
     retrySettings: NO_SDK_RETRIES,
@@ -95,7 +98,7 @@ export class BlockfrostAdapter implements ChainAPort {
   private readonly retries: number
   private backoff: { until: number; status: number } | undefined
 
-  constructor(config: ChainAConfig) {
+  constructor(config: BlockfrostConfig) {
     this.networkName = config.network
     this.timeoutMs = config.timeoutMs
     this.retries = Number.isFinite(config.retries) ? Math.max(0, Math.floor(config.retries)) : 0

@@ -1,6 +1,13 @@
 import cds from '@sap/cds'
 import { dirname, resolve } from 'node:path'
-import { booleanSetting, numberSetting, optionalSetting, profiles, requiresBlock, stringSetting, isProduction } from '../../lib/settings.ts'
+import { booleanValue, isProduction, numberValue, optionalValue, profiles, requiresBlock, stringValue } from '../../lib/settings.ts'
+
+/**
+ * The options of the chain-a service, `cds.requires['chain-a']`: set per profile in package.json,
+ * by CAP's own variables (`CDS_REQUIRES_CHAIN_A_NETWORK`, `cds_requires_chain_a_credentials_url`,
+ * `CDS_CONFIG`...), and by the documented variables of ENVIRONMENT, which the bootstrap maps into
+ * cds.env once at start. Inside the code there is one set of names: the options'.
+ */
 
 /** Kinds of cached chain-A data that expire; each has its own TTL in seconds. */
 export const TTL_KINDS = ['tip', 'address', 'account', 'pool', 'drep', 'parameters', 'network', 'epoch', 'transaction', 'assetHistory'] as const
@@ -19,13 +26,60 @@ export const DEFAULT_TTL_SECONDS: Record<TtlKind, number> = {
   assetHistory: 60,
 }
 
+const envNameForTtl = (kind: TtlKind) => 'CHAIN_A_TTL_' + kind.replace(/[A-Z]/g, c => '_' + c).toUpperCase()
+
+/** The documented environment variables (README, Configuration) and the option each one sets. */
+export const ENVIRONMENT: Readonly<Record<string, string>> = {
+  CHAIN_A_NETWORK: 'network',
+  BLOCKFROST_PROJECT_ID: 'credentials.projectId',
+  BLOCKFROST_URL: 'credentials.url',
+  CHAIN_A_DEVNET: 'devnet',
+  CHAIN_A_TIMEOUT_MS: 'timeoutMs',
+  CHAIN_A_RETRIES: 'retries',
+  CHAIN_A_CLIENT_RATE_LIMIT: 'clientRateLimit',
+  CHAIN_A_SPEND_LOCK_S: 'spendLockSeconds',
+  CHAIN_A_EXPIRY_INTERVAL_MS: 'expiryIntervalMs',
+  CHAIN_A_BUILDER: 'builder',
+  ...Object.fromEntries(TTL_KINDS.map(kind => [envNameForTtl(kind), `ttl.${kind}`])),
+  DEVNET_SEED: 'devnetOptions.seed',
+  DEVNET_BLOCK_TIME_MS: 'devnetOptions.blockTimeMs',
+  DEVNET_SLOT_LENGTH_MS: 'devnetOptions.slotLengthMs',
+  DEVNET_EPOCH_LENGTH: 'devnetOptions.epochLength',
+  DEVNET_SECURITY_PARAM: 'devnetOptions.securityParam',
+  DEVNET_ACTIVITY: 'devnetOptions.activity',
+  DEVNET_WALLETS: 'devnetOptions.wallets',
+  DEVNET_LATENCY_MS: 'devnetOptions.latencyMs',
+  DEVNET_STATE_DIR: 'devnetOptions.stateDir',
+}
+
+type Value = string | number | boolean | null | undefined
+
+/** `cds.requires['chain-a']`: each value as configured (text from the environment, typed from package.json). */
+export interface ChainAOptions {
+  kind?: string
+  impl?: string
+  network?: string
+  credentials?: { projectId?: string; url?: string; [more: string]: unknown }
+  devnet?: Value
+  timeoutMs?: Value
+  retries?: Value
+  clientRateLimit?: Value
+  ttl?: Partial<Record<TtlKind, Value>>
+  spendLockSeconds?: Value
+  expiryIntervalMs?: Value
+  builder?: string
+  devnetOptions?: Partial<Record<keyof DevnetConfig, Value>>
+  [option: string]: unknown
+}
+
+/** The options with their defaults, as the service and the adapter use them. */
 export interface ChainAConfig {
-  /** preprod | preview | mainnet (hosted Blockfrost) */
+  /** preprod | preview | mainnet (hosted Blockfrost), devnet (the embedded devnet) */
   network: string
   projectId?: string
   /** A Blockfrost-compatible base URL (the devnet, or a self-hosted server). */
   url?: string
-  /** Start the embedded devnet and use it as the upstream. */
+  /** Start the embedded devnet and use it as the upstream (development and test profiles only). */
   devnet: boolean
   timeoutMs: number
   /** Retries for idempotent reads (never for submit). */
@@ -33,37 +87,16 @@ export interface ChainAConfig {
   /** blockfrost-js client-side limiter (10 req/s, burst 500). */
   clientRateLimit: boolean
   ttlSeconds: Record<TtlKind, number>
-}
-
-export const envNameForTtl = (kind: TtlKind) => 'CHAIN_A_TTL_' + kind.replace(/[A-Z]/g, c => '_' + c).toUpperCase()
-
-export function chainAConfig(): ChainAConfig {
-  const block = requiresBlock('chain-a')
-  const production = isProduction()
-  const ttlSeconds = {} as Record<TtlKind, number>
-  for (const kind of TTL_KINDS) ttlSeconds[kind] = numberSetting(envNameForTtl(kind), block.ttl?.[kind], DEFAULT_TTL_SECONDS[kind])
-  return {
-    network: stringSetting('CHAIN_A_NETWORK', block.network, 'preprod'),
-    projectId: optionalSetting('BLOCKFROST_PROJECT_ID', block.credentials?.projectId),
-    url: optionalSetting('BLOCKFROST_URL', block.credentials?.url),
-    devnet: booleanSetting('CHAIN_A_DEVNET', block.devnet, !production),
-    timeoutMs: numberSetting('CHAIN_A_TIMEOUT_MS', block.timeoutMs, 10000),
-    retries: numberSetting('CHAIN_A_RETRIES', block.retries, production ? 1 : 0),
-    clientRateLimit: booleanSetting('CHAIN_A_CLIENT_RATE_LIMIT', block.clientRateLimit, production),
-    ttlSeconds,
-  }
-}
-
-
-/**
- * How long a build locks the outputs it spends against the same owner's other builds (seconds,
- * default 900): long enough to sign, never beyond the build's validity. A signing request extends
- * the locks to its own expiry; a submission to the build's validity.
- */
-export function spendLockSeconds(): number {
-  const seconds = numberSetting('CHAIN_A_SPEND_LOCK_S', requiresBlock('chain-a').spendLockSeconds, 900)
-  if (seconds <= 0) throw new Error(`Setting CHAIN_A_SPEND_LOCK_S must be a positive number of seconds, got '${seconds}'`)
-  return seconds
+  /**
+   * How long a build locks the outputs it spends against the same owner's other builds: long
+   * enough to sign, never beyond the build's validity. A signing request extends the locks to its
+   * own expiry; a submission to the build's validity.
+   */
+  spendLockSeconds: number
+  /** How often the expiry jobs of builds and signing requests run (at least 100 ms). */
+  expiryIntervalMs: number
+  /** The default transaction builder: csl or buildooor. */
+  builder: string
 }
 
 export interface DevnetConfig {
@@ -85,29 +118,117 @@ export interface DevnetConfig {
   stateDir?: string
 }
 
-export function devnetConfig(): DevnetConfig {
-  const block = requiresBlock('chain-a').devnetOptions ?? {}
+type Tree = Record<string, unknown>
+const isTree = (value: unknown): value is Tree => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** `target` with `source` laid over it, nested objects merged; neither is changed. */
+function merged(target: Tree, source: Tree | undefined): Tree {
+  const result: Tree = { ...target }
+  for (const [key, value] of Object.entries(source ?? {})) result[key] = isTree(value) && isTree(result[key]) ? merged(result[key] as Tree, value) : value
+  return result
+}
+
+/** The documented variables that are set, as an options tree. */
+function fromEnvironment(env: NodeJS.ProcessEnv): Tree {
+  const tree: Tree = {}
+  for (const [name, path] of Object.entries(ENVIRONMENT)) {
+    const value = env[name]
+    if (value === undefined || value === '') continue
+    const keys = path.split('.')
+    const leaf = keys.pop()!
+    let node = tree
+    for (const key of keys) node = (node[key] ??= {}) as Tree
+    node[leaf] = value
+  }
+  return tree
+}
+
+/** CAP splits CDS_REQUIRES_CHAIN_A_* at every underscore, into `requires.chain.a`. */
+const capSplitOptions = (requires: Tree): Tree | undefined => (isTree(requires.chain) && isTree(requires.chain.a) ? requires.chain.a : undefined)
+
+/**
+ * `cds.requires['chain-a']` with CAP's split variables and the documented ones laid over it, as a
+ * new object: the environment wins over package.json.
+ */
+export function chainAOptions(requires: Tree = cds.env.requires as Tree, env: NodeJS.ProcessEnv = process.env): ChainAOptions {
+  const configured = isTree(requires['chain-a']) ? requires['chain-a'] : {}
+  return merged(merged(configured, capSplitOptions(requires)), fromEnvironment(env)) as ChainAOptions
+}
+
+/** At start: the environment mapped into `cds.requires['chain-a']` itself, for the service to find in its options. */
+export function applyChainAEnvironment(requires: Tree = cds.env.requires as Tree, env: NodeJS.ProcessEnv = process.env): ChainAOptions {
+  const options = chainAOptions(requires, env)
+  const block = (requires['chain-a'] ??= {}) as Tree
+  Object.assign(block, options)
+  if (capSplitOptions(requires)) delete (requires.chain as Tree).a
+  return block as ChainAOptions
+}
+
+/** Where an option is set, for messages: its path, and the documented variable that sets it. */
+function optionName(path: string): string {
+  const variable = Object.keys(ENVIRONMENT).find(name => ENVIRONMENT[name] === path)
+  return `cds.requires['chain-a'].${path}${variable ? ` (${variable})` : ''}`
+}
+
+function valueAt(options: ChainAOptions, path: string): Value {
+  let node: unknown = options
+  for (const key of path.split('.')) node = isTree(node) ? node[key] : undefined
+  return node as Value
+}
+
+/** Reads options by path with defaults; a malformed number names the option and its variable. */
+function reader(options: ChainAOptions) {
   return {
-    seed: stringSetting('DEVNET_SEED', block.seed, 'chain-access-devnet'),
-    blockTimeMs: numberSetting('DEVNET_BLOCK_TIME_MS', block.blockTimeMs, 2000),
-    slotLengthMs: numberSetting('DEVNET_SLOT_LENGTH_MS', block.slotLengthMs, 1000),
-    epochLength: numberSetting('DEVNET_EPOCH_LENGTH', block.epochLength, 600),
-    securityParam: numberSetting('DEVNET_SECURITY_PARAM', block.securityParam, 10),
-    activity: booleanSetting('DEVNET_ACTIVITY', block.activity, true),
-    wallets: numberSetting('DEVNET_WALLETS', block.wallets, 4),
-    latencyMs: numberSetting('DEVNET_LATENCY_MS', block.latencyMs, 0),
-    stateDir: devnetStateDir(block.stateDir),
+    string: (path: string, fallback: string) => stringValue(valueAt(options, path), fallback),
+    optional: (path: string) => optionalValue(valueAt(options, path)),
+    number: (path: string, fallback: number) => numberValue(valueAt(options, path), optionName(path), fallback),
+    boolean: (path: string, fallback: boolean) => booleanValue(valueAt(options, path), fallback),
+  }
+}
+
+export function chainAConfig(options: ChainAOptions = chainAOptions()): ChainAConfig {
+  const read = reader(options)
+  const production = isProduction()
+  const spendLockSeconds = read.number('spendLockSeconds', 900)
+  if (spendLockSeconds <= 0) throw new Error(`Setting ${optionName('spendLockSeconds')} must be a positive number of seconds, got '${spendLockSeconds}'`)
+  return {
+    network: read.string('network', 'preprod'),
+    projectId: read.optional('credentials.projectId'),
+    url: read.optional('credentials.url'),
+    devnet: read.boolean('devnet', !production),
+    timeoutMs: read.number('timeoutMs', 10000),
+    retries: read.number('retries', production ? 1 : 0),
+    clientRateLimit: read.boolean('clientRateLimit', production),
+    ttlSeconds: Object.fromEntries(TTL_KINDS.map(kind => [kind, read.number(`ttl.${kind}`, DEFAULT_TTL_SECONDS[kind])])) as Record<TtlKind, number>,
+    spendLockSeconds,
+    expiryIntervalMs: Math.max(100, read.number('expiryIntervalMs', 5000)),
+    builder: read.string('builder', 'csl'),
+  }
+}
+
+export function devnetConfig(options: ChainAOptions = chainAOptions()): DevnetConfig {
+  const read = reader(options)
+  return {
+    seed: read.string('devnetOptions.seed', 'chain-access-devnet'),
+    blockTimeMs: read.number('devnetOptions.blockTimeMs', 2000),
+    slotLengthMs: read.number('devnetOptions.slotLengthMs', 1000),
+    epochLength: read.number('devnetOptions.epochLength', 600),
+    securityParam: read.number('devnetOptions.securityParam', 10),
+    activity: read.boolean('devnetOptions.activity', true),
+    wallets: read.number('devnetOptions.wallets', 4),
+    latencyMs: read.number('devnetOptions.latencyMs', 0),
+    stateDir: devnetStateDir(valueAt(options, 'devnetOptions.stateDir')),
   }
 }
 
 /**
- * DEVNET_STATE_DIR / devnetOptions.stateDir, relative to the project; `none` (or false) keeps the
+ * devnetOptions.stateDir (DEVNET_STATE_DIR), relative to the project; `none` (or false) keeps the
  * chain in memory. By default the test profile keeps it in memory, and otherwise it is kept beside
  * the SQLite database file (`data/devnet-chain-a`), so a database and its chain stay together.
  */
-function devnetStateDir(fromCds: string | boolean | null | undefined): string | undefined {
-  const configured = optionalSetting('DEVNET_STATE_DIR', fromCds === false ? 'none' : (fromCds as string | null | undefined))
-  if (configured !== undefined) return /^(none|false|memory)$/i.test(configured) ? undefined : resolve(cds.root, configured)
+function devnetStateDir(configured: Value): string | undefined {
+  const folder = optionalValue(configured === false ? 'none' : configured)
+  if (folder !== undefined) return /^(none|false|memory)$/i.test(folder) ? undefined : resolve(cds.root, folder)
   if (profiles().includes('test')) return undefined
   return resolve(dirname(sqliteFile() ?? resolve(cds.root, 'data', 'chain-access.sqlite')), 'devnet-chain-a')
 }
@@ -116,4 +237,13 @@ function sqliteFile(): string | undefined {
   const db = requiresBlock('db')
   const url: string | undefined = db.credentials?.url ?? db.credentials?.database
   return db.kind === 'sqlite' && url && url !== ':memory:' ? resolve(cds.root, url) : undefined
+}
+
+/**
+ * Whether the bootstrap starts the embedded devnet: in the development and test profiles only
+ * (never in production), when the devnet option is on and no upstream URL is configured.
+ */
+export function embedsDevnet(config: ChainAConfig): boolean {
+  const local = profiles().some(profile => profile === 'development' || profile === 'test')
+  return local && !isProduction() && config.devnet && !config.url
 }

@@ -77,27 +77,25 @@ export interface ChainProtocolParameters {
   costModels: string | null
 }
 
-export interface ChainTxInput {
+/** What an output holds, wherever it is seen: spent or made by a transaction, or unspent at an address. */
+export interface ChainOutputContent {
   address: string
-  txHash: string
-  outputIndex: number
   lovelace: string
   assets: AssetQuantity[]
   dataHash: string | null
   inlineDatum: string | null
   referenceScriptHash: string | null
+}
+
+export interface ChainTxInput extends ChainOutputContent {
+  txHash: string
+  outputIndex: number
   collateral: boolean
   reference: boolean
 }
 
-export interface ChainTxOutput {
-  address: string
+export interface ChainTxOutput extends ChainOutputContent {
   outputIndex: number
-  lovelace: string
-  assets: AssetQuantity[]
-  dataHash: string | null
-  inlineDatum: string | null
-  referenceScriptHash: string | null
   collateral: boolean
   /** Hash of the transaction that spent this output, when the upstream knows it. */
   consumedBy: string | null
@@ -144,16 +142,10 @@ export interface ChainAddress {
   assets: AssetQuantity[]
 }
 
-export interface ChainUtxo {
-  address: string
+export interface ChainUtxo extends ChainOutputContent {
   txHash: string
   outputIndex: number
-  lovelace: string
-  assets: AssetQuantity[]
   blockHash: string
-  dataHash: string | null
-  inlineDatum: string | null
-  referenceScriptHash: string | null
 }
 
 export interface ChainAddressTransaction {

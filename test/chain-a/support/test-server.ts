@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { BlockfrostConfig } from '../../../srv/chains/chain-a/blockfrost.ts'
 import type { ChainAConfig } from '../../../srv/chains/chain-a/config.ts'
 
 export interface RecordedRequest {
@@ -63,15 +64,6 @@ export async function refusedUrl(): Promise<string> {
 }
 
 /** An adapter configuration for a Blockfrost-compatible server at `url`. */
-export function upstreamConfig(overrides: Partial<ChainAConfig> = {}): ChainAConfig {
-  return {
-    network: 'devnet',
-    devnet: false,
-    timeoutMs: 5000,
-    retries: 0,
-    clientRateLimit: false,
-    // The adapter does not cache; TTLs belong to the layer above it.
-    ttlSeconds: {} as ChainAConfig['ttlSeconds'],
-    ...overrides,
-  }
+export function upstreamConfig(overrides: Partial<ChainAConfig> = {}): BlockfrostConfig {
+  return { network: 'devnet', timeoutMs: 5000, retries: 0, clientRateLimit: false, ...overrides }
 }

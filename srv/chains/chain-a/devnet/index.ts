@@ -58,8 +58,9 @@ export class ChainADevnet {
     const chain = openChain({ seed, wallets, slotLengthMs, epochLength, securityParam }, options.stateDir)
     const counter = new RequestCounter()
     let url = ''
-    let devnet: ChainADevnet | undefined
-    const server = http.createServer(createApp(chain.ledger, counter, () => url, () => devnet?.latencyMs ?? 0))
+    // The app asks for the latency of the devnet it is served by, which exists once the server listens.
+    const served: { devnet?: ChainADevnet } = {}
+    const server = http.createServer(createApp(chain.ledger, counter, () => url, () => served.devnet?.latencyMs ?? 0))
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)
@@ -71,7 +72,8 @@ export class ChainADevnet {
     }
     const { port } = server.address() as AddressInfo
     url = `http://${reachableHost(host)}:${port}`
-    devnet = new ChainADevnet(options, chain, server, counter, url)
+    const devnet = new ChainADevnet(options, chain, server, counter, url)
+    served.devnet = devnet
     devnet.startProducer()
     return devnet
   }

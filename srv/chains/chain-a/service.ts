@@ -1,0 +1,84 @@
+import cds from '@sap/cds'
+import { BlockfrostAdapter } from './blockfrost.ts'
+import { chainAConfig, type ChainAConfig, type ChainAOptions } from './config.ts'
+import { ChainContext, type ChainChange, type ChainIdentity } from './context.ts'
+import type { ChainAPort, ChainGenesis, ChainProtocolParameters } from './port.ts'
+
+/** Raised with a ChainChange when the upstream turns out to serve another chain than the recorded one. */
+export const CHAIN_CHANGED = 'chain-changed'
+
+/** Seconds before the check of the upstream's chain is tried again after a failure at start. */
+const RECHECK_SECONDS = [5, 15, 60]
+
+/**
+ * The chain-a service, `cds.requires['chain-a']` of kind `blockfrost`: the chain-A port over the
+ * Blockfrost adapter (hosted Blockfrost, a self-hosted compatible server, or the embedded devnet the
+ * bootstrap put into `credentials.url`), with the chain's facts (genesis, protocol parameters,
+ * identity) held once for every service. Once the services are served it checks which chain the
+ * upstream serves, and raises CHAIN_CHANGED when that is not the recorded one.
+ */
+export default class ChainAService extends cds.Service {
+  declare options: ChainAOptions
+  /** preprod, preview, mainnet or devnet. */
+  networkName!: string
+  private facts!: ChainContext
+  private adapter?: ChainAPort
+  private recheck?: NodeJS.Timeout
+
+  init() {
+    const settings = this.settings
+    this.networkName = settings.network
+    // The kind is `silent`: CAP's connect log would print credentials.projectId, which it does not take for a secret.
+    cds.log('chain-a').info(`connect to chain-a > ${this.options.kind}`, { network: settings.network, url: settings.url ?? 'hosted Blockfrost' })
+    this.facts = new ChainContext(() => this.port, settings.network, settings.ttlSeconds.parameters * 1000)
+    cds.once('served', () => this.checkUpstreamAtStart())
+    cds.once('shutdown', () => clearTimeout(this.recheck))
+    return super.init()
+  }
+
+  /** The options with their defaults; read anew from `this.options` each time. */
+  get settings(): ChainAConfig {
+    return chainAConfig(this.options)
+  }
+
+  /** The chain-A port. An upstream that is not configured answers 503 UPSTREAM_NOT_CONFIGURED on use, not at start. */
+  get port(): ChainAPort {
+    return (this.adapter ??= new BlockfrostAdapter(this.settings))
+  }
+
+  genesis(): Promise<ChainGenesis> {
+    return this.facts.genesis()
+  }
+
+  protocolParameters(): Promise<ChainProtocolParameters> {
+    return this.facts.protocolParameters()
+  }
+
+  /** The chain records are made on now. */
+  identity(): Promise<ChainIdentity> {
+    return this.facts.identity()
+  }
+
+  /**
+   * Checks which chain the upstream serves. When it is not the recorded one, CHAIN_CHANGED is raised
+   * (and its handlers awaited) before the new chain is recorded, so a failed reaction is tried again
+   * at the next check. Answers the change, if there was one.
+   */
+  async verifyUpstream(): Promise<ChainChange | undefined> {
+    const { genesis, change } = await this.facts.compare()
+    if (!change) return undefined
+    await this.emit(CHAIN_CHANGED, change)
+    await this.facts.record(genesis)
+    return change
+  }
+
+  private async checkUpstreamAtStart(attempt = 0): Promise<void> {
+    try {
+      await this.verifyUpstream()
+    } catch (error) {
+      const seconds = RECHECK_SECONDS[Math.min(attempt, RECHECK_SECONDS.length - 1)]
+      cds.log('chain-a').warn(`could not check which chain the upstream serves; records stay as they are, next check in ${seconds} s:`, error)
+      this.recheck = setTimeout(() => this.checkUpstreamAtStart(attempt + 1), seconds * 1000).unref()
+    }
+  }
+}
