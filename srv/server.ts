@@ -17,8 +17,11 @@ import { gatewayConfig } from './gateway/config.ts'
 export default async function server(options: any) {
   const after = (cds.middlewares as any).after as unknown[]
   if (!after.includes(stableErrorCodes)) after.unshift(stableErrorCodes)
-  await deploySqliteFile()
   await connectChainA()
+  // The SQLite file gets the model the server loads (loading it once), before anything reads the database.
+  let loaded: object | undefined
+  cds.once('loaded', (csn: object) => (loaded = csn))
+  cds.prependListener('served', () => deploySqliteFile(loaded))
   // Refusals before the hosted gateway's metering say that they charged nothing.
   const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
   cds.on('bootstrap', (app: any) => app.use(assignRequestId, refuseHostileTargets(uncharged)))

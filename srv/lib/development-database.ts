@@ -7,16 +7,17 @@ import { dirname, resolve } from 'node:path'
  * place afterwards (`schema_evolution: auto` keeps its rows). When the model changed in a way that
  * cannot be applied in place (a lossy type change), the old file is kept as a backup and a fresh
  * one is created. PostgreSQL is deployed by its own deployer (`npm run deploy:pg`, the CF task);
- * in-memory databases by CAP itself.
+ * in-memory databases by CAP itself. `model` is the model already loaded, when there is one (the
+ * server's), else the model files.
  */
-export async function deploySqliteFile(): Promise<void> {
+export async function deploySqliteFile(model: string | object = '*'): Promise<void> {
   const db = (cds.env.requires as any).db
   const url: string | undefined = db?.credentials?.url ?? db?.credentials?.database
   if (db?.kind !== 'sqlite' || !url || url === ':memory:') return
   const file = resolve(cds.root, url)
   mkdirSync(dirname(file), { recursive: true })
   try {
-    await (cds as any).deploy('*').to('db')
+    await (cds as any).deploy(model).to('db')
   } catch (error) {
     if (!existsSync(file) || !/lossy|not supported|will not work/i.test(String((error as Error).message))) throw error
     const backup = `${file}.backup-${new Date().toISOString().replace(/[:.]/g, '-')}`

@@ -47,3 +47,8 @@ test('what nothing serves answers 404 as JSON with a code, never an HTML page', 
   expect((await response.json()).error.code).toBe('UNKNOWN_RESOURCE')
   expect(response.status).toBe(404)
 })
+
+test('the model is loaded once at start, the SQLite file deployed with it', () => {
+  expect(server.output().match(/loaded model from/g)).toHaveLength(1)
+  expect(server.output()).toMatch(/successfully deployed to .*db\.sqlite/)
+})
