@@ -1,4 +1,5 @@
 import cds from '@sap/cds'
+import type { EventEmitter } from 'node:events'
 import { applyChainAEnvironment, chainAConfig, devnetConfig, embedsDevnet } from './chains/chain-a/config.ts'
 import { stableErrorCodes } from './lib/error-codes.ts'
 import { deploySqliteFile } from './lib/development-database.ts'
@@ -21,7 +22,8 @@ export default async function server(options: any) {
   // The SQLite file gets the model the server loads (loading it once), before anything reads the database.
   let loaded: object | undefined
   cds.once('loaded', (csn: object) => (loaded = csn))
-  cds.prependListener('served', () => deploySqliteFile(loaded))
+  const events = cds as unknown as EventEmitter
+  events.prependListener('served', () => deploySqliteFile(loaded))
   // Refusals before the hosted gateway's metering say that they charged nothing.
   const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
   cds.on('bootstrap', (app: any) => app.use(assignRequestId, refuseHostileTargets(uncharged)))

@@ -5,7 +5,7 @@ import type { ChainADevnet, WalletKeyPair } from '../../srv/chains/chain-a/devne
 import { signTransaction } from '../../srv/chains/chain-a/devnet/wallet.ts'
 import { slotConfigFor } from '../../srv/chains/chain-a/plutus.ts'
 import type { ChainUtxo } from '../../srv/chains/chain-a/port.ts'
-import { getJson, startDevnet } from '../devnet/helpers.ts'
+import { getJson, startDevnet } from '../support/devnet.ts'
 import { upstreamConfig } from './support/test-server.ts'
 import validator from '../fixtures/plutus/redeemer-equals-datum.plutus.json'
 

@@ -1,7 +1,7 @@
 import Ajv from 'ajv'
 import { getSchemaForEndpoint } from '@blockfrost/openapi'
 import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
-import { getJson, startDevnet } from '../devnet/helpers.ts'
+import { getJson, startDevnet } from '../support/devnet.ts'
 
 /*
  * The devnet's epoch lists (`/epochs/{number}/next` and `/previous`) answer Blockfrost's paths,

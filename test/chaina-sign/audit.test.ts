@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { runningDevnet } from '../support/chain-a.ts'
 import { startServer, type RunningServer } from '../support/server.ts'
 import { witnessSetOf } from '../support/sign.ts'
-import { ADA, buildTx, largestUtxo } from '../devnet/helpers.ts'
+import { ADA, buildTx, largestUtxo } from '../support/devnet.ts'
 import { SIGN, TX, buildTransfer } from './support.ts'
 
 const app = cds.test(__dirname + '/../..')

@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import { chainA } from '../../srv/chains/chain-a/index.ts'
 import { stableErrorCodes } from '../../srv/lib/error-codes.ts'
-import { ADA, buildTx, largestUtxo } from '../devnet/helpers.ts'
+import { ADA, buildTx, largestUtxo } from '../support/devnet.ts'
 import { runningDevnet } from '../support/chain-a.ts'
 import { expiryJobs } from '../support/expiry.ts'
 import { witnessSetOf } from '../support/sign.ts'

@@ -2,7 +2,7 @@ import cds from '@sap/cds'
 import { runningDevnet } from '../support/chain-a.ts'
 import { witnessSetOf } from '../support/sign.ts'
 import { balanceOf, bearer, issueTestKey, settled } from '../support/gateway.ts'
-import { ADA, buildTx } from '../devnet/helpers.ts'
+import { ADA, buildTx } from '../support/devnet.ts'
 import { READ, SIGN, TX } from './support.ts'
 
 process.env.GATEWAY_ENABLED = 'true'

@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import { runningDevnet } from '../support/chain-a.ts'
 import { witnessSetOf } from '../support/sign.ts'
-import { ADA, buildTx, largestUtxo } from '../devnet/helpers.ts'
+import { ADA, buildTx, largestUtxo } from '../support/devnet.ts'
 import { issueGrant } from '../../srv/gateway/accounts.ts'
 import { SIGN, TX } from './support.ts'
 

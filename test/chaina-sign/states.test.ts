@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import { runningDevnet } from '../support/chain-a.ts'
 import { signWith, witnessSetOf } from '../support/sign.ts'
-import { ADA, buildTx } from '../devnet/helpers.ts'
+import { ADA, buildTx } from '../support/devnet.ts'
 import { runExpiryJobs } from '../support/expiry.ts'
 import { SIGN, TX, buildTransfer } from './support.ts'
 

@@ -3,7 +3,7 @@ import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { chainA } from '../../srv/chains/chain-a/index.ts'
 import { runningDevnet } from '../support/chain-a.ts'
 import { signWith } from '../support/sign.ts'
-import { ADA, buildTx, largestUtxo } from '../devnet/helpers.ts'
+import { ADA, buildTx, largestUtxo } from '../support/devnet.ts'
 import { issueGrant } from '../../srv/gateway/accounts.ts'
 import { runExpiryJobs } from '../support/expiry.ts'
 

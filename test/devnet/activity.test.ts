@@ -1,5 +1,5 @@
 import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
-import { getJson, startDevnet } from './helpers.ts'
+import { getJson, startDevnet } from '../support/devnet.ts'
 
 /** The activity generator makes the devnet look alive, from its own wallets only. */
 

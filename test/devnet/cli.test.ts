@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { productionReason } from '../../srv/chains/chain-a/devnet/cli.ts'
-import { runCommand } from './helpers.ts'
+import { runCommand } from '../support/devnet.ts'
 
 /** `npm run devnet` and its commands, run with the project's Node (process.execPath). */
 

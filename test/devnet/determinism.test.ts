@@ -1,7 +1,7 @@
 import { blake2b, assetFingerprint, toHex } from '../../srv/chains/chain-a/devnet/crypto.ts'
 import { buildGenesis } from '../../srv/chains/chain-a/devnet/genesis.ts'
 import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
-import { getJson, startDevnet } from './helpers.ts'
+import { getJson, startDevnet } from '../support/devnet.ts'
 
 /** Everything at genesis derives from the seed. */
 

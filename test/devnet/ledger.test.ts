@@ -1,5 +1,5 @@
 import type { ChainADevnet, WalletKeyPair } from '../../srv/chains/chain-a/devnet/index.ts'
-import { buildTx, getJson, largestUtxo, startDevnet } from './helpers.ts'
+import { buildTx, getJson, largestUtxo, startDevnet } from '../support/devnet.ts'
 
 /** Blocks, epochs, rewards and block limits of the devnet's ledger. */
 

@@ -1,6 +1,6 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
-import { getJson, startDevnet } from './helpers.ts'
+import { getJson, startDevnet } from '../support/devnet.ts'
 
 /** Blockfrost's paging parameters and error shapes. */
 

@@ -4,7 +4,7 @@ import type { ChainADevnet, WalletKeyPair } from '../../srv/chains/chain-a/devne
 import { PROTOCOL_PARAMETERS } from '../../srv/chains/chain-a/devnet/params.ts'
 import type { Output } from '../../srv/chains/chain-a/devnet/types.ts'
 import { exUnitsFee } from '../../srv/chains/chain-a/plutus.ts'
-import { ADA, buildTx, getJson, plutusData, startDevnet, submitHttp, type TxSpec } from './helpers.ts'
+import { ADA, buildTx, getJson, plutusData, startDevnet, submitHttp, type TxSpec } from '../support/devnet.ts'
 import fixture from '../fixtures/plutus/redeemer-equals-datum.plutus.json'
 import { redeemerEqualsDatum } from '../fixtures/plutus/validator.ts'
 

@@ -2,7 +2,7 @@ import Ajv from 'ajv'
 import { getSchemaForEndpoint } from '@blockfrost/openapi'
 import { BlockFrostAPI, BlockfrostServerError } from '@blockfrost/blockfrost-js'
 import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
-import { ADA, buildTx, getJson, largestUtxo, startDevnet } from './helpers.ts'
+import { ADA, buildTx, getJson, largestUtxo, startDevnet } from '../support/devnet.ts'
 
 /**
  * Every endpoint answers bodies that validate against Blockfrost's published OpenAPI schema, and

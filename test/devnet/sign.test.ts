@@ -4,7 +4,7 @@ import path from 'node:path'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import type { ChainADevnet, WalletKeyPair } from '../../srv/chains/chain-a/devnet/index.ts'
 import { mergeSignerAnswer } from '../../srv/chains/chain-a/signing/witnesses.ts'
-import { ADA, buildTx, largestUtxo, runCommand, startDevnet, submitHttp, type Run, type TxSpec } from './helpers.ts'
+import { ADA, buildTx, largestUtxo, runCommand, startDevnet, submitHttp, type Run, type TxSpec } from '../support/devnet.ts'
 
 /**
  * `npm run devnet -- sign --wallet <n> --tx <tx>`: the development signer, run as its own process

@@ -1,6 +1,8 @@
 import cds from '@sap/cds'
 import { runningDevnet } from '../support/chain-a.ts'
 import { issueGrant, revokeGrant } from '../../srv/gateway/accounts.ts'
+import { chainAIndex } from '../../srv/chaina-odata/service.ts'
+import { administer, onPostgres } from '../setup/postgres.ts'
 
 // Self-hosted (no gateway): a product grant's token in x-agent-token is the caller (spec 5.7).
 const { GET, defaults } = cds.test(__dirname + '/../..')
@@ -49,3 +51,22 @@ test('an unknown grant token answers 401; mocked users still work without one', 
   expect(unknown.status).toBe(401)
   expect(alice.status).toBe(200)
 })
+
+test('a refused grant starts no index work: no database session is left inside a transaction', async () => {
+  const blocks = jest.spyOn(chainAIndex(), 'blocks')
+  const grant = await issueGrant({ product: 'chain-b' })
+  for (let i = 0; i < 5; i++) expect((await GET(`${S}/Blocks?$top=1`, asGrant(grant.token))).data.error.code).toBe('GRANT_FORBIDDEN')
+  expect(blocks).not.toHaveBeenCalled()
+  blocks.mockRestore()
+  if (onPostgres()) expect(await sessionsLeftInTransaction()).toEqual([])
+})
+
+/** Sessions of this file's database idle inside a transaction; one that ends within a second is still working. */
+async function sessionsLeftInTransaction(): Promise<string[]> {
+  const database = (cds.env.requires.db as { credentials: { database: string } }).credentials.database
+  for (let waited = 0; ; waited += 100) {
+    const [rows] = await administer(`SELECT query FROM pg_stat_activity WHERE datname = '${database}' AND state LIKE 'idle in transaction%'`)
+    if (!rows.length || waited >= 1000) return rows.map(row => row.query as string)
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+}

@@ -3,7 +3,7 @@ import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { runningDevnet } from '../support/chain-a.ts'
 import { bearer, issueTestKey } from '../support/gateway.ts'
 import { signWith, witnessSetOf } from '../support/sign.ts'
-import { ADA, buildTx, largestUtxo } from '../devnet/helpers.ts'
+import { ADA, buildTx, largestUtxo } from '../support/devnet.ts'
 
 // Tenancy through the hosted gateway (DESIGN 5): two keys on one deployment. Key B gets nothing of
 // key A's: no row of any owned entity set, a 404 for every id of A's (the same as for an id that

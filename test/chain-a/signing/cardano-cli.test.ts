@@ -1,8 +1,9 @@
 import type { ChainADevnet, WalletKeyPair } from '../../../srv/chains/chain-a/devnet/index.ts'
 import { cardanoCliRecipe, networkFlag, signedCborFromCli, textEnvelope } from '../../../srv/chains/chain-a/signing/cardano-cli.ts'
 import { mergeSignerAnswer } from '../../../srv/chains/chain-a/signing/witnesses.ts'
-import { startDevnet } from '../../devnet/helpers.ts'
-import { errorCode, keyHashOf, signedWhole, submitHex, unsignedTransfer, type Unsigned } from './support.ts'
+import { startDevnet } from '../../support/devnet.ts'
+import { errorCode, keyHashOf, submitHex, unsignedTransfer, type Unsigned } from './support.ts'
+import { signWith } from '../../support/sign.ts'
 
 let devnet: ChainADevnet
 let w1: WalletKeyPair
@@ -82,7 +83,7 @@ describe('the sign command', () => {
 
 describe('reading the signed file back', () => {
   test('its cborHex, merged with the signing request, is accepted by the devnet', () => {
-    const signedFile = JSON.stringify({ type: 'Tx ConwayEra', description: 'Ledger Cddl Format', cborHex: signedWhole(unsigned.hex, w1.payment) }, null, 4) + '\n'
+    const signedFile = JSON.stringify({ type: 'Tx ConwayEra', description: 'Ledger Cddl Format', cborHex: signWith(unsigned.hex, w1.payment) }, null, 4) + '\n'
     const cbor = signedCborFromCli(signedFile)
     const signed = mergeSignerAnswer(unsigned.hex, cbor)
     expect(signed).toMatchObject({ answerKind: 'transaction', vkeyWitnessCount: 1 })
@@ -90,7 +91,7 @@ describe('reading the signed file back', () => {
   })
 
   test('accepts the bare cborHex and the older "Witnessed Tx" type', () => {
-    const hex = signedWhole(unsigned.hex, w1.payment)
+    const hex = signWith(unsigned.hex, w1.payment)
     expect(signedCborFromCli(`  ${hex.toUpperCase()}\n`)).toBe(hex)
     expect(signedCborFromCli(JSON.stringify({ type: 'Witnessed Tx BabbageEra', description: '', cborHex: hex }))).toBe(hex)
   })

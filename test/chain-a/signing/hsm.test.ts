@@ -2,7 +2,7 @@ import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import type { ChainADevnet, WalletKeyPair } from '../../../srv/chains/chain-a/devnet/index.ts'
 import { enterpriseAddress, HsmSigner, type HsmConfig } from '../../../srv/chains/chain-a/signing/hsm.ts'
 import { verifySignedTransaction } from '../../../srv/chains/chain-a/signing/verify.ts'
-import { ADA, buildTx, largestUtxo, startDevnet } from '../../devnet/helpers.ts'
+import { ADA, buildTx, largestUtxo, startDevnet } from '../../support/devnet.ts'
 import { CKK_EC_EDWARDS, createSoftHsmToken, generateEd25519KeyPair, inspectPrivateKey, SOFTHSM_MODULE, type SoftHsmToken } from '../../support/softhsm.ts'
 import { errorCode, FEE, submitHex, unsignedTransfer } from './support.ts'
 

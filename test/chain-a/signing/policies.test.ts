@@ -3,7 +3,7 @@ import type { Output } from '../../../srv/chains/chain-a/devnet/types.ts'
 import {
   evaluatePolicies, parseSigningPolicies, policyRefusal, policyRequestFromTx, type PolicyRequest, type SigningPolicy,
 } from '../../../srv/chains/chain-a/signing/policies.ts'
-import { ADA, buildTx, signaturePolicy } from '../../devnet/helpers.ts'
+import { ADA, buildTx, signaturePolicy } from '../../support/devnet.ts'
 import { errorCode } from './support.ts'
 
 const key = (n: number) => CSL.PrivateKey.from_normal_bytes(Buffer.alloc(32, n))

@@ -1,7 +1,7 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import type { ChainADevnet } from '../../../srv/chains/chain-a/devnet/index.ts'
 import type { Output } from '../../../srv/chains/chain-a/devnet/types.ts'
-import { ADA, buildTx, largestUtxo, type TxSpec } from '../../devnet/helpers.ts'
+import { ADA, buildTx, largestUtxo, type TxSpec } from '../../support/devnet.ts'
 
 /** Unsigned devnet transactions, and what external signers would answer for them. */
 
@@ -24,23 +24,6 @@ export function unsignedTransfer(devnet: ChainADevnet, from: string, to: string,
 }
 
 export const bodyHash = (txHex: string) => CSL.FixedTransaction.from_hex(txHex).transaction_hash().to_hex()
-
-/** What a CIP-30 wallet answers for `signTx(tx, true)`: a witness set holding only its vkey witnesses. */
-export function cip30WitnessSet(txHex: string, ...keys: CSL.PrivateKey[]): string {
-  const hash = CSL.FixedTransaction.from_hex(txHex).transaction_hash()
-  const vkeys = CSL.Vkeywitnesses.new()
-  for (const key of keys) vkeys.add(CSL.make_vkey_witness(hash, key))
-  const witnesses = CSL.TransactionWitnessSet.new()
-  witnesses.set_vkeys(vkeys)
-  return witnesses.to_hex()
-}
-
-/** The transaction fully signed by the keys, the way a signer answering a whole transaction would. */
-export function signedWhole(txHex: string, ...keys: CSL.PrivateKey[]): string {
-  const tx = CSL.FixedTransaction.from_hex(txHex)
-  for (const key of keys) tx.sign_and_add_vkey_signature(key)
-  return tx.to_hex()
-}
 
 export const keyHashOf = (key: CSL.PrivateKey) => key.to_public().hash().to_hex()
 

@@ -2,8 +2,9 @@ import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import type { ChainADevnet, WalletKeyPair } from '../../../srv/chains/chain-a/devnet/index.ts'
 import { verifySignedTransaction } from '../../../srv/chains/chain-a/signing/verify.ts'
 import { mergeSignerAnswer } from '../../../srv/chains/chain-a/signing/witnesses.ts'
-import { signaturePolicy, startDevnet } from '../../devnet/helpers.ts'
-import { cip30WitnessSet, errorCode, keyHashOf, submitHex, unsignedTransfer, type Unsigned } from './support.ts'
+import { signaturePolicy, startDevnet } from '../../support/devnet.ts'
+import { errorCode, keyHashOf, submitHex, unsignedTransfer, type Unsigned } from './support.ts'
+import { witnessSetOf } from '../../support/sign.ts'
 
 let devnet: ChainADevnet
 let w1: WalletKeyPair
@@ -17,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => devnet.stop())
 afterEach(() => devnet.produceBlock())
 
-const signedBy = (unsigned: Unsigned, ...keys: CSL.PrivateKey[]) => mergeSignerAnswer(unsigned.hex, cip30WitnessSet(unsigned.hex, ...keys)).cborHex
+const signedBy = (unsigned: Unsigned, ...keys: CSL.PrivateKey[]) => mergeSignerAnswer(unsigned.hex, witnessSetOf(unsigned.hex, ...keys)).cborHex
 const verify = (unsigned: Unsigned, signedHex: string) => verifySignedTransaction(signedHex, { expectedBodyHash: unsigned.bodyHash, inputOwners: unsigned.owners })
 const stakeKeyHash = (wallet: WalletKeyPair) => keyHashOf(wallet.stake)
 
@@ -60,7 +61,7 @@ describe('what makes a signed transaction invalid', () => {
   test('a signature over another body is a bad signature, and the payer counts as missing', async () => {
     const unsigned = unsignedTransfer(devnet, w1.address, w2.address, 5_000_000n)
     const other = unsignedTransfer(devnet, w1.address, w2.address, 7_000_000n)
-    const signed = mergeSignerAnswer(unsigned.hex, cip30WitnessSet(other.hex, w1.payment)).cborHex
+    const signed = mergeSignerAnswer(unsigned.hex, witnessSetOf(other.hex, w1.payment)).cborHex
     const result = await verify(unsigned, signed)
     expect(result).toMatchObject({ valid: false, witnessCount: 1, signerKeyHashes: [], invalidSignatures: [keyHashOf(w1.payment)] })
     expect(result.missingSigners).toEqual([{ keyHash: keyHashOf(w1.payment), neededFor: `input ${unsigned.inputs[0].ref}` }])

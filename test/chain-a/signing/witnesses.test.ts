@@ -1,8 +1,9 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import type { ChainADevnet, WalletKeyPair } from '../../../srv/chains/chain-a/devnet/index.ts'
 import { mergeSignerAnswer, signerAnswerKind } from '../../../srv/chains/chain-a/signing/witnesses.ts'
-import { signaturePolicy, startDevnet } from '../../devnet/helpers.ts'
-import { bodyHash, cip30WitnessSet, errorCode, keyHashOf, signedWhole, submitHex, unsignedTransfer } from './support.ts'
+import { signaturePolicy, startDevnet } from '../../support/devnet.ts'
+import { bodyHash, errorCode, keyHashOf, submitHex, unsignedTransfer } from './support.ts'
+import { witnessSetOf, signWith } from '../../support/sign.ts'
 
 let devnet: ChainADevnet
 let w1: WalletKeyPair
@@ -21,7 +22,7 @@ const rawBody = (hex: string) => Buffer.from(CSL.FixedTransaction.from_hex(hex).
 describe('merging a signer answer into the unsigned transaction', () => {
   test('a CIP-30 witness set merges into the original body, and the devnet accepts the result', () => {
     const unsigned = unsignedTransfer(devnet, w1.address, w2.address)
-    const answer = cip30WitnessSet(unsigned.hex, w1.payment)
+    const answer = witnessSetOf(unsigned.hex, w1.payment)
     expect(signerAnswerKind(answer)).toBe('witness-set')
 
     const signed = mergeSignerAnswer(unsigned.hex, answer)
@@ -39,7 +40,7 @@ describe('merging a signer answer into the unsigned transaction', () => {
     const reserialised = Buffer.from(CSL.Transaction.from_hex(odd).body().to_bytes())
     expect(reserialised.equals(rawBody(odd))).toBe(false)
 
-    const signed = mergeSignerAnswer(odd, cip30WitnessSet(odd, w1.payment))
+    const signed = mergeSignerAnswer(odd, witnessSetOf(odd, w1.payment))
     expect(signed.txHash).toBe(bodyHash(odd))
     expect(rawBody(signed.cborHex).equals(rawBody(odd))).toBe(true)
     expect(submitHex(devnet, signed.cborHex)).toBe(bodyHash(odd))
@@ -48,7 +49,7 @@ describe('merging a signer answer into the unsigned transaction', () => {
   test('the unsigned transaction\'s script witnesses are kept byte for byte', () => {
     const policy = signaturePolicy(w1.payment)
     const unsigned = unsignedTransfer(devnet, w1.address, w2.address, undefined, { mint: [{ policy, name: 'SIGNED', quantity: 10n }] })
-    const signed = mergeSignerAnswer(unsigned.hex, cip30WitnessSet(unsigned.hex, w1.payment))
+    const signed = mergeSignerAnswer(unsigned.hex, witnessSetOf(unsigned.hex, w1.payment))
 
     const witnesses = CSL.FixedTransaction.from_hex(signed.cborHex).witness_set()
     expect(witnesses.native_scripts()?.len()).toBe(1)
@@ -59,30 +60,30 @@ describe('merging a signer answer into the unsigned transaction', () => {
 
   test('a whole signed transaction with the same body gives the same result as its witness set', () => {
     const unsigned = unsignedTransfer(devnet, w1.address, w2.address)
-    const whole = signedWhole(unsigned.hex, w1.payment)
+    const whole = signWith(unsigned.hex, w1.payment)
     expect(signerAnswerKind(whole)).toBe('transaction')
 
     const fromWhole = mergeSignerAnswer(unsigned.hex, whole)
     expect(fromWhole.answerKind).toBe('transaction')
-    expect(fromWhole.cborHex).toBe(mergeSignerAnswer(unsigned.hex, cip30WitnessSet(unsigned.hex, w1.payment)).cborHex)
+    expect(fromWhole.cborHex).toBe(mergeSignerAnswer(unsigned.hex, witnessSetOf(unsigned.hex, w1.payment)).cborHex)
     expect(submitHex(devnet, fromWhole.cborHex)).toBe(unsigned.bodyHash)
   })
 
   test('signers add up: a second answer merges into the first, and a repeated witness is not added twice', () => {
     const unsigned = unsignedTransfer(devnet, w1.address, w2.address, undefined, { requiredSigners: [keyHashOf(w2.payment)] })
-    const first = mergeSignerAnswer(unsigned.hex, cip30WitnessSet(unsigned.hex, w1.payment))
+    const first = mergeSignerAnswer(unsigned.hex, witnessSetOf(unsigned.hex, w1.payment))
     expect(() => submitHex(devnet, first.cborHex)).toThrow(/MissingVKeyWitnessesUTXOW/)
 
-    const both = mergeSignerAnswer(first.cborHex, cip30WitnessSet(unsigned.hex, w2.payment))
+    const both = mergeSignerAnswer(first.cborHex, witnessSetOf(unsigned.hex, w2.payment))
     expect(both).toMatchObject({ addedWitnesses: 1, vkeyWitnessCount: 2, txHash: unsigned.bodyHash })
-    expect(mergeSignerAnswer(both.cborHex, cip30WitnessSet(unsigned.hex, w2.payment))).toMatchObject({ addedWitnesses: 0, vkeyWitnessCount: 2 })
+    expect(mergeSignerAnswer(both.cborHex, witnessSetOf(unsigned.hex, w2.payment))).toMatchObject({ addedWitnesses: 0, vkeyWitnessCount: 2 })
     expect(submitHex(devnet, both.cborHex)).toBe(unsigned.bodyHash)
   })
 
   test('a whole transaction with another body is refused with WITNESS_BODY_MISMATCH', async () => {
     const unsigned = unsignedTransfer(devnet, w1.address, w2.address, 5_000_000n)
     const other = unsignedTransfer(devnet, w1.address, w2.address, 6_000_000n)
-    expect(await errorCode(() => mergeSignerAnswer(unsigned.hex, signedWhole(other.hex, w1.payment)))).toBe('WITNESS_BODY_MISMATCH')
+    expect(await errorCode(() => mergeSignerAnswer(unsigned.hex, signWith(other.hex, w1.payment)))).toBe('WITNESS_BODY_MISMATCH')
   })
 })
 
@@ -91,7 +92,7 @@ describe('unusable input', () => {
   let answer: string
   beforeAll(() => {
     unsigned = unsignedTransfer(devnet, w1.address, w2.address).hex
-    answer = cip30WitnessSet(unsigned, w1.payment)
+    answer = witnessSetOf(unsigned, w1.payment)
   })
 
   test.each([
