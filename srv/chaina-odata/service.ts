@@ -29,7 +29,7 @@ export class ChainAReadService extends cds.ApplicationService {
     const chain = await chainA()
     const index = chainAIndex(chain)
     chain.on(CHAIN_CHANGED, () => cds.tx(() => index.purge()))
-    this.before('READ', '*', req => indexForRead(index, req.query as Parameters<typeof indexForRead>[1]))
+    this.on('READ', '*', indexingFirst(index))
     this.on('READ', '*', answerNotFoundByName)
     this.serveTransactionActions(index)
     this.serveAddressActions(index)
@@ -115,6 +115,20 @@ export class ChainAReadService extends cds.ApplicationService {
 
 function rejectNotFound(code: string, message: string, target: string): never {
   throw notFound(code, message, target)
+}
+
+/**
+ * Indexes what a read needs, once every `before` handler (the grant check among them) has let it
+ * through. As a `before` handler it would run in parallel with them: a read refused meanwhile is
+ * rolled back while the index still queries, and a query whose transaction began during that
+ * rollback keeps its connection inside the transaction for good.
+ */
+function indexingFirst(index: ChainAIndex) {
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- the type CAP's `on` handlers receive
+  return async (req: cds.Request, next: Function) => {
+    await indexForRead(index, req.query as Parameters<typeof indexForRead>[1])
+    return next()
+  }
 }
 
 /** A keyed read that finds nothing answers 404 with a code naming what is missing. */
