@@ -36,15 +36,17 @@ export function requestIdOf(req: any): string {
  * Refuses, before anything parses it, a request target with a NUL character, or with curly braces
  * (JSON literals in OData expressions) nested more than MAX_BRACE_DEPTH deep or left open: the
  * OData URL parser backtracks over unclosed braces, taking twice as long for each one more, so a
- * URL of a few dozen bytes could hold the whole process for hours. Braces inside quoted string
- * literals are data and are not counted. `headers` go with the refusal.
+ * URL of a few dozen bytes could hold the whole process for hours. Every brace counts, also inside
+ * quotes: the parser's JSON rule does not know quotes, and a quote it does not read as a string
+ * delimiter (in `$search`, inside a JSON string) would otherwise hide the braces after it.
+ * `headers` go with the refusal.
  */
 export function refuseHostileTargets(headers: Record<string, string | number> = {}) {
   return function refuseHostileTarget(req: Request, res: ServerResponse, next: () => void) {
     const target = req.url ?? ''
     if (/%00/i.test(target) || target.includes('\u0000')) return sendError(res, 400, 'INVALID_CHARACTER', 'The request target contains a NUL character', headers)
     if (!bracesWithinBounds(decoded(target))) {
-      return sendError(res, 400, 'INVALID_URL', `The request target nests curly braces more than ${MAX_BRACE_DEPTH} deep, or leaves one open`, headers)
+      return sendError(res, 400, 'INVALID_URL', `The request target nests curly braces more than ${MAX_BRACE_DEPTH} deep, or leaves one open (braces inside string literals count too)`, headers)
     }
     next()
   }
@@ -60,15 +62,12 @@ function decoded(target: string): string {
   }
 }
 
-/** Whether braces outside single-quoted literals (where '' is a quote) are balanced and shallow. */
+/** Whether the curly braces in the text, wherever they stand, are balanced and shallow. */
 export function bracesWithinBounds(text: string): boolean {
   let depth = 0
-  let quoted = false
   for (const character of text) {
-    if (character === "'") quoted = !quoted
-    else if (quoted) continue
-    else if (character === '{' && ++depth > MAX_BRACE_DEPTH) return false
-    else if (character === '}' && --depth < 0) return false
+    if (character === '{' && ++depth > MAX_BRACE_DEPTH) return false
+    if (character === '}' && --depth < 0) return false
   }
   return depth === 0
 }

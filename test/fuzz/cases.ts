@@ -144,6 +144,12 @@ export function httpCases(services: Service[], pools: Pools): Probe[] {
     probe('invalid percent-encoding in the query', { method: 'GET', target: `${service.path}/${set?.name}?$filter=%zz` }),
     probe('overlong UTF-8 in the query', { method: 'GET', target: `${service.path}/${set?.name}?$filter=%c0%ae` }),
     probe('unknown path', { method: 'GET', target: `${service.path}/FuzzNoSuchThing`, expect: clientError }),
+    // A quote in $search once hid these braces from the guard; the OData parser then held the process for hours.
+    probe("unclosed braces in $filter after $search='", {
+      method: 'GET',
+      target: `${service.path}/${set?.name}?$search=%27&$filter=${set?.properties[0]?.name ?? 'ID'}%20eq%20${encodeURIComponent('{"a":'.repeat(40))}`,
+      expect: status(400, 'INVALID_URL'),
+    }),
     probe('$batch', { method: 'POST', target: `${service.path}/$batch`, headers: { 'content-type': 'multipart/mixed; boundary=x' }, body: '--x--', expect: clientError }),
   ]
   if (action) {

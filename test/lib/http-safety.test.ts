@@ -31,10 +31,29 @@ test('a request the HTTP parser refuses is answered as JSON with a code, uncharg
   expect(response.headers['x-access-units-charged']).toBe('0')
 })
 
-test('braces inside quoted literals are data; balanced shallow braces pass', () => {
-  expect(bracesWithinBounds("$filter=name eq '{{{{{{{{{{{{'")).toBe(true)
-  expect(bracesWithinBounds("$filter=name eq 'it''s {'")).toBe(true)
+/** Braces a quote hid from the count, with more of them than the parser gets through in a day. */
+const HIDDEN_OPEN_BRACES = 40
+
+test.each([
+  ['a lone quote in $search before them (the parser reads it as a search term)', `$search='&$filter=toupper(address) eq ${'{"a":'.repeat(HIDDEN_OPEN_BRACES)}`],
+  ["a quote inside a JSON string before them (the parser's JSON rule knows no quotes)", `$filter=address eq {"k":"'"} and address eq ${'{'.repeat(HIDDEN_OPEN_BRACES)}'}`],
+])('unclosed braces after %s are counted', (_name, query) => {
+  expect(bracesWithinBounds(query)).toBe(false)
+})
+
+test('balanced shallow braces pass, in literals too; every brace counts', () => {
+  expect(bracesWithinBounds(`$filter=requestJson eq '{"a":{"b":1}}'`)).toBe(true)
   expect(bracesWithinBounds('{"a":{"b":1}}')).toBe(true)
+  expect(bracesWithinBounds("$filter=name eq 'it''s {'")).toBe(false)
   expect(bracesWithinBounds('{"a":{"b":1}')).toBe(false)
   expect(bracesWithinBounds('}{')).toBe(false)
+})
+
+test('a lone quote in $search does not let unclosed braces in $filter through: 400 at once', async () => {
+  const braces = encodeURIComponent('{"a":'.repeat(MAX_BRACE_DEPTH + 4))
+  const target = `/odata/v4/chaina-transaction/BuildInputs?$search=%27&$filter=toupper(address)%20eq%20${braces}`
+  const response = await rawRequest(app.url, 'GET', target, { Authorization: 'Bearer cag_none' })
+  expect(response.status).toBe(400)
+  expect(JSON.parse(response.body).error).toMatchObject({ code: 'INVALID_URL', message: expect.stringContaining('curly braces') })
+  expect(response.headers['x-access-units-charged']).toBe('0')
 })
