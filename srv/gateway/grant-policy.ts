@@ -17,10 +17,20 @@ interface GrantAttributes {
 /** The annotations of a definition this check reads. */
 type Annotated = { '@gateway.product'?: string; '@gateway.closed'?: boolean } | undefined
 
+/**
+ * The check runs before the service handles the request, not as one more `before` handler: those
+ * run in parallel, and one already querying when the grant is refused would go on in a
+ * rolled-back request (on PostgreSQL, a connection left idle in its transaction).
+ */
 export function enforceGrants(services: Iterable<cds.Service>) {
   for (const srv of services) {
     if (!(srv instanceof cds.ApplicationService) || !(srv as { definition?: Annotated }).definition?.['@gateway.product']) continue
-    srv.before('*', (req: cds.Request) => checkGrant(srv, req))
+    const service = srv as unknown as { handle(req: cds.Request): Promise<unknown> }
+    const handle = service.handle
+    service.handle = function (req: cds.Request) {
+      checkGrant(srv, req)
+      return handle.call(this, req)
+    }
   }
 }
 

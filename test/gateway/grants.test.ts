@@ -73,3 +73,13 @@ async function sessionsLeftInTransaction(): Promise<string[]> {
     await new Promise(resolve => setTimeout(resolve, 100))
   }
 }
+
+test('a refused grant reaches no handler of the service, not even a before handler registered first', async () => {
+  const srv = cds.services.ChainASignService as cds.ApplicationService
+  const reached = jest.fn()
+  srv.prepend(() => srv.before('READ', 'SigningPolicies', reached))
+  const grant = await issueGrant({ product: 'chain-b' })
+  const response = await GET('/odata/v4/chaina-sign/SigningPolicies', asGrant(grant.token))
+  expect(response.data.error.code).toBe('GRANT_FORBIDDEN')
+  expect(reached).not.toHaveBeenCalled()
+})
