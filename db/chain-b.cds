@@ -1,0 +1,115 @@
+/**
+ * Chain-B index: what the chain-B follower (srv/chainb-indexer) has read from the upstream indexer,
+ * block by block from genesis to the tip, rolled back and read again on a reorg. Owned by the
+ * indexer service; the chain-B service reads it. Fees and values are Decimal(38,0) (JSON strings
+ * in OData); hashes and addresses lowercase hex; times are timestamps (UTC).
+ */
+namespace chainb;
+
+type Hex64  : String(64);
+type HexLong : String(512);
+type Amount : Decimal(38, 0);
+
+entity Blocks {
+  key hash            : Hex64;
+      height          : Integer not null;
+      protocolVersion : Integer;
+      timestamp       : Timestamp;
+      /** The block's author: one key of the producer set, hex. */
+      author          : HexLong;
+      parentHash      : Hex64;
+      epoch           : Integer;
+      txCount         : Integer;
+      /** True once the block is deeper than the finality depth. */
+      finalized       : Boolean default false;
+      transactions    : Composition of many Transactions on transactions.block = $self;
+}
+
+entity Transactions {
+  key hash              : Hex64;
+      block             : Association to Blocks;
+      blockHeight       : Integer;
+      /** The indexer's numeric id of the transaction. */
+      transactionId     : Integer;
+      /** regular or system. */
+      transactionType   : String(8) enum { regular; system };
+      protocolVersion   : Integer;
+      /** The last ledger identifier: what identifies a submission. */
+      identifier        : HexLong;
+      /** SUCCESS, PARTIAL_SUCCESS or FAILURE (regular transactions). */
+      status            : String(16) enum { SUCCESS; PARTIAL_SUCCESS; FAILURE };
+      paidFees          : Amount;
+      estimatedFees     : Amount;
+      merkleTreeRoot    : HexLong;
+      startIndex        : Integer;
+      endIndex          : Integer;
+      /** True when the transaction carries zswap ledger events: a shielded transfer, contents hidden. */
+      isShielded        : Boolean;
+      zswapEventCount   : Integer;
+      unshieldedInputs  : Integer;
+      unshieldedOutputs : Integer;
+      segments          : Composition of many TransactionSegments on segments.transaction = $self;
+      contractActions   : Composition of many ContractActions on contractActions.transaction = $self;
+}
+
+entity TransactionSegments {
+  key transaction : Association to Transactions;
+  key segmentId   : Integer;
+      success     : Boolean;
+}
+
+entity ContractActions {
+  key transaction : Association to Transactions;
+  key position    : Integer;
+      address     : Hex64;
+      /** ContractDeploy, ContractCall or ContractUpdate. */
+      actionType  : String(16) enum { ContractDeploy; ContractCall; ContractUpdate };
+      /** The circuit called. */
+      entryPoint  : String(64);
+      blockHeight : Integer;
+      /** The size and SHA-256 of the contract state after the action (the state itself is read from the chain). */
+      stateSize   : Integer;
+      stateHash   : Hex64;
+}
+
+entity UnshieldedUtxos {
+  key intentHash           : Hex64;
+  key outputIndex          : Integer;
+      owner                : Hex64;
+      tokenType            : Hex64;
+      value                : Amount;
+      createdAtTransaction : Association to Transactions;
+      spentAtTransaction   : Association to Transactions;
+}
+
+/** One row: where the follower stands. */
+entity SyncState {
+  key ID                : String(10) default 'chain-b';
+      network           : String(16);
+      chainHeight       : Integer;
+      chainTipAt        : Timestamp;
+      indexedHeight     : Integer;
+      indexedHash       : Hex64;
+      indexedAt         : Timestamp;
+      finalizedHeight   : Integer;
+      /** syncing, synced, paused, error */
+      status            : String(10) enum { syncing; synced; paused; error };
+      lastError         : String(500);
+      lastErrorAt       : Timestamp;
+      consecutiveErrors : Integer default 0;
+      blocksIndexed     : Integer default 0;
+      transactionsIndexed : Integer default 0;
+      reorgs            : Integer default 0;
+}
+
+entity ReorgLog {
+  key ID               : UUID;
+      detectedAt       : Timestamp;
+      /** The first height that was replaced. */
+      forkHeight       : Integer;
+      oldTipHash       : Hex64;
+      newTipHash       : Hex64;
+      blocksRolledBack : Integer;
+      /** reorg (the upstream replaced blocks) or reindex (an operator asked for it). */
+      cause            : String(8) enum { reorg; reindex };
+}

@@ -1,0 +1,109 @@
+import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto'
+import type { VaultCall } from './port.ts'
+
+/**
+ * The attestation-vault contract: its circuits, its state and how a call is signed. Shared by the
+ * devnet (which executes and validates calls) and the chain-B service (which signs and submits
+ * them, and reads the state back).
+ *
+ * Identities are ed25519 keys: an attester's id (and a sponsor's) is the SHA-256 of its 32-byte
+ * public key, hex. A call is signed by the attester and by the sponsor over `callDigest`.
+ */
+
+/** Disclosure levels, as the contract stores them. */
+export const DISCLOSURE_ROLES = ['public_only', 'legitimate_interest', 'authority'] as const
+export type DisclosureRole = (typeof DISCLOSURE_ROLES)[number]
+export const levelOf = (role: DisclosureRole) => DISCLOSURE_ROLES.indexOf(role)
+
+/**
+ * The circuits and their arguments (all hex unless noted):
+ * - attest { payloadHash, metadataHash }: records a document; insert-once per payload hash.
+ * - commitAnchor { commitment }: records a commitment (sha256 of payloadHash ‖ metadataHash ‖ nonce) for its attester.
+ * - revealAnchor { payloadHash, metadataHash, nonce }: records the document of an earlier commitment of the same attester.
+ * - attestAgentOutput { payloadHash, envelope }: records an agent-output envelope (hex of its UTF-8
+ *   canonical JSON) whose SHA-256 is the payload hash.
+ * - anchorContentRoot { payloadHash, contentRoot, schemaId }: the document's content root (its attester only, once).
+ * - grantDisclosure { payloadHash, grantee, level (0..2) }: the document's attester only.
+ * - revokeDisclosure { payloadHash, grantee }: the document's attester only.
+ */
+export const VAULT_CIRCUITS = ['attest', 'commitAnchor', 'revealAnchor', 'attestAgentOutput', 'anchorContentRoot', 'grantDisclosure', 'revokeDisclosure'] as const
+export type VaultCircuit = (typeof VAULT_CIRCUITS)[number]
+
+export interface VaultDocument {
+  metadataHash: string
+  attester: string
+  /** Height and transaction hash of the anchoring transaction. */
+  height: number
+  txHash: string
+  contentRoot?: string
+  schemaId?: string
+  /** Agent-output envelopes: the canonical JSON text. */
+  envelope?: string
+}
+
+export interface VaultState {
+  documents: Record<string, VaultDocument>
+  commitments: Record<string, { attester: string; height: number }>
+  /** payloadHash → grantee → level */
+  disclosures: Record<string, Record<string, number>>
+  /** Claim records of zero-knowledge attestations, by claim key (filled from the proofs issue on). */
+  attestations: Record<string, { payloadHash: string; attester: string; height: number; claim: string }>
+}
+
+export const emptyVaultState = (): VaultState => ({ documents: {}, commitments: {}, disclosures: {}, attestations: {} })
+
+/** The state as the contract action's `state` carries it: hex of its UTF-8 JSON. */
+export const encodeVaultState = (state: VaultState): string => Buffer.from(JSON.stringify(state)).toString('hex')
+
+export function decodeVaultState(hex: string): VaultState {
+  const parsed = JSON.parse(Buffer.from(hex, 'hex').toString('utf8')) as Partial<VaultState>
+  return { ...emptyVaultState(), ...parsed }
+}
+
+export const sha256Hex = (data: string | Buffer) => createHash('sha256').update(data).digest('hex')
+
+/** The commitment that hides a payload hash until it is revealed. */
+export const anchorCommitment = (payloadHash: string, metadataHash: string, nonce: string) =>
+  sha256Hex(Buffer.from(payloadHash + metadataHash + nonce, 'hex'))
+
+/** What the attester and the sponsor sign: the contract, the circuit, its arguments in key order, and the nonce. */
+export function callDigest(contractAddress: string, call: VaultCall, nonce: string): Buffer {
+  const args = Object.keys(call.args).sort().map(key => [key, call.args[key]])
+  return createHash('sha256').update(JSON.stringify([contractAddress, call.circuit, args, nonce])).digest()
+}
+
+/** An ed25519 key pair from a 32-byte seed. */
+export interface VaultKey {
+  privateKey: KeyObject
+  /** The raw 32-byte public key, hex. */
+  publicKey: string
+  /** SHA-256 of the raw public key: the attester (or sponsor) id. */
+  id: string
+}
+
+const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
+
+export function vaultKeyFromSeed(seed: Buffer): VaultKey {
+  if (seed.length !== 32) throw new Error('an ed25519 seed has 32 bytes')
+  const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' })
+  const publicKey = rawPublicKey(createPublicKey(privateKey))
+  return { privateKey, publicKey: publicKey.toString('hex'), id: identityOf(publicKey.toString('hex')) }
+}
+
+export const identityOf = (publicKeyHex: string) => sha256Hex(Buffer.from(publicKeyHex, 'hex'))
+
+export const signDigest = (key: VaultKey, digest: Buffer) => sign(null, digest, key.privateKey).toString('hex')
+
+export function verifyDigest(publicKeyHex: string, digest: Buffer, signatureHex: string): boolean {
+  try {
+    const der = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(publicKeyHex, 'hex')])
+    const key = createPublicKey({ key: der, format: 'der', type: 'spki' })
+    return verify(null, digest, key, Buffer.from(signatureHex, 'hex'))
+  } catch {
+    return false
+  }
+}
+
+function rawPublicKey(key: KeyObject): Buffer {
+  return key.export({ format: 'der', type: 'spki' }).subarray(-32)
+}
