@@ -5,6 +5,7 @@ import { stableErrorCodes } from './lib/error-codes.ts'
 import { deploySqliteFile } from './lib/development-database.ts'
 import { answerClientErrors, answerTheRest, assignRequestId, keepServingOnUncaughtErrors, refuseHostileTargets } from './lib/http-safety.ts'
 import { guardInputs } from './lib/input-guard.ts'
+import { followRouteAliases } from './lib/route-aliases.ts'
 import { installGateway } from './gateway/index.ts'
 import { gatewayConfig } from './gateway/config.ts'
 
@@ -26,7 +27,7 @@ export default async function server(options: any) {
   events.prependListener('served', () => deploySqliteFile(loaded))
   // Refusals before the hosted gateway's metering say that they charged nothing.
   const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
-  cds.on('bootstrap', (app: any) => app.use(assignRequestId, refuseHostileTargets(uncharged)))
+  cds.on('bootstrap', (app: any) => app.use(assignRequestId, refuseHostileTargets(uncharged), followRouteAliases))
   if (installGateway()) cds.log('gateway').info('hosted gateway on: API keys, metering and route gating in front of every route')
   cds.on('served', services => guardInputs(Object.values(services)))
   cds.on('listening', ({ server }: any) => {

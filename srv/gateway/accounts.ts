@@ -102,26 +102,41 @@ export async function rotateKey(id: string, presented?: string): Promise<{ id: s
 
 /** Revokes the key and both of its product grants. Answers false when it was not active (or no longer has the `presented` secret). */
 export async function revokeKey(id: string, presented?: string): Promise<boolean> {
-  return cds.tx(async () => {
+  const revokedGrants = await cds.tx(async () => {
     const now = new Date().toISOString()
     const affected = await UPDATE.entity(ApiKeys)
       .set({ status: revoked, revokedAt: now, version: { '+=': 1 } })
       .where({ ID: id, status: active, ...(presented ? { secretHash: presented } : {}) })
-    if (affected !== 1) return false
+    if (affected !== 1) return undefined
+    const grants = await SELECT.from(ProductGrants).columns('ID').where({ apiKey_ID: id, status: ProductGrant.status.active })
     await UPDATE.entity(ProductGrants).set({ status: ProductGrant.status.revoked, revokedAt: now }).where({ apiKey_ID: id, status: ProductGrant.status.active })
-    return true
+    return grants.map(grant => grant.ID!)
   })
+  if (!revokedGrants) return false
+  tellProducts(revokedGrants)
+  return true
 }
 
 /** Revokes a grant; its key (if any) changes version, so no gateway instance forwards it from a cached copy. */
 export async function revokeGrant(id: string): Promise<boolean> {
-  return cds.tx(async () => {
+  const done = await cds.tx(async () => {
     const grant = await SELECT.one.from(ProductGrants).columns('apiKey_ID').where({ ID: id, status: ProductGrant.status.active })
     if (!grant) return false
     const affected = await UPDATE.entity(ProductGrants).set({ status: ProductGrant.status.revoked, revokedAt: new Date().toISOString() }).where({ ID: id, status: ProductGrant.status.active })
     if (grant.apiKey_ID) await UPDATE.entity(ApiKeys).set({ version: { '+=': 1 } }).where({ ID: grant.apiKey_ID })
     return affected === 1
   })
+  if (done) tellProducts([id])
+  return done
+}
+
+/**
+ * After a revocation is committed, the products hear of it (the chain-B service fails the grant's
+ * jobs still waiting). Only a running server hears it; the grant's status stays the truth.
+ */
+function tellProducts(grantIds: string[]) {
+  const chainB = cds.services.ChainBService as cds.Service | undefined
+  for (const grantId of grantIds) chainB?.emit('GrantRevoked', { grantId }).catch(error => cds.log('gateway').warn('could not tell chain B of a revoked grant', error))
 }
 
 export interface KeyGrant {

@@ -10,6 +10,7 @@ import { activeGrant, keyPrincipal, PUBLIC_PRINCIPAL } from './principals.ts'
 import { FailureWindow, KeyRates } from './rate-limits.ts'
 import { RouteTable, type Classification } from './routes.ts'
 import { requestIdOf } from '../lib/http-safety.ts'
+import { canonicalPath } from '../lib/route-aliases.ts'
 
 /**
  * The hosted gateway, in front of every route: normalise the path once; classify it; refuse what is
@@ -53,8 +54,9 @@ export class Gateway {
     res.setHeader(UNITS_CHARGED, 0)
     const target = normaliseTarget(req.url ?? '', req.headers)
     if (!target.ok) return send(res, refusal(target.status, target.code, target.message))
-    req.url = target.query ? `${target.path}?${target.query}` : target.path
-    const route = this.routes.classify(req.method ?? 'GET', target.path)
+    const path = canonicalPath(target.path)
+    req.url = target.query ? `${path}?${target.query}` : path
+    const route = this.routes.classify(req.method ?? 'GET', path)
     switch (route.kind) {
       case 'refused':
         return send(res, refusal(route.status, route.code, route.message))
@@ -64,7 +66,7 @@ export class Gateway {
         req.gatewayPrincipal = PUBLIC_PRINCIPAL
         return next()
       case 'metered':
-        return this.metered(route, target.path, req, res, next)
+        return this.metered(route, path, req, res, next)
     }
   }
 

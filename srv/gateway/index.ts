@@ -3,6 +3,7 @@ import type { Application } from 'express'
 import { gatewayConfig } from './config.ts'
 import { Gateway } from './gateway.ts'
 import { enforceGrants } from './grant-policy.ts'
+import { refundLater } from './ledger.ts'
 
 /**
  * Puts the hosted gateway in front of every route when it is enabled (development and the hosted
@@ -20,6 +21,27 @@ export function installGateway(): Gateway | undefined {
     app.use(gateway.middleware)
   })
   cds.on('served', services => gateway.start(Object.values(services)))
+  cds.on('served', services => refundFailedJobs(services.ChainBService))
   cds.on('shutdown', () => gateway.stop())
   return gateway
+}
+
+/** What the chain-B service says when a job it accepted failed for a reason that was not the caller's. */
+interface JobFailed {
+  jobId: string
+  requestId?: string | null
+  errorCode?: string | null
+}
+
+/**
+ * A chain-B write is charged when its job is accepted; should the job fail later for a reason
+ * that was not the caller's, the charge of the request that queued it is refunded, once.
+ */
+function refundFailedJobs(chainB?: cds.Service) {
+  chainB?.on('JobFailed', async (msg: { data: JobFailed }) => {
+    const { jobId, requestId, errorCode } = msg.data
+    if (!requestId) return
+    const refunded = await refundLater(requestId, `job ${errorCode ?? 'failed'}`.slice(0, 20))
+    if (refunded !== undefined) cds.log('gateway').info(`refunded the charge of job ${jobId} (${errorCode})`)
+  })
 }

@@ -38,6 +38,9 @@ function buildStatements() {
     pendingCharge:
       `SELECT apiKey_ID AS "apiKey_ID", units AS "units", routeClass AS "routeClass", route AS "route" FROM ${entries} WHERE requestId = ? AND kind = '${charge}' AND state = '${pending}'`,
     resolve: `UPDATE ${entries} SET state = ?, outcome = ?, resolvedAt = ? WHERE requestId = ? AND kind = '${charge}' AND state = '${pending}'`,
+    settledCharge:
+      `SELECT apiKey_ID AS "apiKey_ID", units AS "units", routeClass AS "routeClass", route AS "route", state AS "state" FROM ${entries} WHERE requestId = ? AND kind = '${charge}' AND state IN ('${pending}', '${LedgerEntry.state.committed}')`,
+    resolveFrom: `UPDATE ${entries} SET state = ?, outcome = ?, resolvedAt = ? WHERE requestId = ? AND kind = '${charge}' AND state = ?`,
     stale: `SELECT requestId AS "requestId" FROM ${entries} WHERE kind = '${charge}' AND state = '${pending}' AND createdAt < ? LIMIT 500`,
     /**
      * On PostgreSQL the reservation is one statement (one round trip): the guarded UPDATE, the ledger
@@ -164,6 +167,25 @@ export async function refund(requestId: string, outcome: string): Promise<number
     const [charge] = await run(tx, 'pendingCharge', [requestId])
     if (!charge) return undefined
     if (!changed(await run(tx, 'resolve', [LedgerEntry.state.refunded, outcome, now, requestId]))) return undefined
+    const units = -Number(charge.units)
+    await run(tx, 'addUnits', [units, charge.apiKey_ID])
+    await run(tx, 'entry', [cds.utils.uuid(), charge.apiKey_ID, LedgerEntryKind.refund, units, LedgerEntry.state.posted, charge.routeClass, charge.route, requestId, outcome, null, now, now])
+    return unitsLeftOf(tx, charge.apiKey_ID)
+  })
+}
+
+/**
+ * Work a call started failed later, for a reason that was not the caller's (an asynchronous job):
+ * its charge is refunded, whether it is still pending or already committed. Exactly once: the
+ * charge moves to refunded by a guarded UPDATE from the state it was read in. Answers the key's
+ * units left after the refund, or undefined when there was no charge to refund.
+ */
+export async function refundLater(requestId: string, outcome: string): Promise<number | undefined> {
+  return cds.tx(async tx => {
+    const now = new Date().toISOString()
+    const [charge] = await run(tx, 'settledCharge', [requestId])
+    if (!charge) return undefined
+    if (!changed(await run(tx, 'resolveFrom', [LedgerEntry.state.refunded, outcome, now, requestId, charge.state]))) return undefined
     const units = -Number(charge.units)
     await run(tx, 'addUnits', [units, charge.apiKey_ID])
     await run(tx, 'entry', [cds.utils.uuid(), charge.apiKey_ID, LedgerEntryKind.refund, units, LedgerEntry.state.posted, charge.routeClass, charge.route, requestId, outcome, null, now, now])

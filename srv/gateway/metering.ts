@@ -15,6 +15,11 @@ import { holdResponse } from './response-hold.ts'
  */
 
 const PRICE_REFRESH_MS = 60_000
+/**
+ * A product sets this header when it answers a repeated request with what the first one made (the
+ * same idempotency key and payload): that answer costs nothing, the first call was charged.
+ */
+export const IDEMPOTENT_REPLAY = 'x-idempotent-replay'
 const SHUTDOWN_FLUSH_MS = 3000
 /** The ledger stores the route of a call cut to this length (its column's size). */
 const ROUTE_LENGTH = 500
@@ -107,8 +112,9 @@ export class Metering {
     const { units, unitsLeft } = reserved
     const held = holdResponse(res, async status => {
       clearTimeout(timer)
-      if (status >= 400) {
-        const left = await ledger.refund(requestId, String(status))
+      const replay = res.getHeader(IDEMPOTENT_REPLAY) === 'true'
+      if (status >= 400 || replay) {
+        const left = await ledger.refund(requestId, replay ? 'replay' : String(status))
         setUnits(res, 0, remember(key, left ?? unitsLeft + units))
       } else {
         setUnits(res, units, unitsLeft)

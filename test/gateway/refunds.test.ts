@@ -85,3 +85,26 @@ test('commits of succeeded calls are written in batches, and only for charges st
   expect(charges.sort()).toEqual([['batched-1', 'committed', '200'], ['batched-2', 'committed', '200'], ['batched-3', 'refunded', '500']])
   expect(await balanceOf(id)).toBe(8)
 })
+
+test('work that fails later (a chain-B job) gets its charge back once, committed or still pending', async () => {
+  const { id } = await issueTestKey({ units: 10 })
+  const { ApiKeys } = cds.entities('gateway')
+  const { secretHash } = await cds.tx(() => SELECT.one.from(ApiKeys).columns('secretHash').where({ ID: id }))
+  for (const requestId of ['job-committed', 'job-pending'])
+    await ledger.reserve({ keyId: id, secretHash, version: 0, units: 3, routeClass: 'chainb-write', route: 'POST /anchorDocument', requestId })
+  expect(await ledger.commit('job-committed', '200')).toBe(true)
+  expect(await balanceOf(id)).toBe(4)
+
+  const refunds = await Promise.all([ledger.refundLater('job-committed', 'job SPONSOR'), ledger.refundLater('job-committed', 'job SPONSOR')])
+  expect(refunds.filter(left => left !== undefined)).toEqual([7])
+  expect(await ledger.refundLater('job-pending', 'job SPONSOR')).toBe(10)
+  // The answer of the request that queued it then finds nothing left to commit.
+  expect(await ledger.commit('job-pending', '200')).toBe(false)
+  expect(await ledger.refundLater('job-pending', 'job SPONSOR')).toBeUndefined()
+  expect(await ledger.refundLater('no-such-request', 'job SPONSOR')).toBeUndefined()
+
+  const entries = await ledgerOf(id)
+  expect(entries.filter(entry => entry.kind === 'refund').map(entry => [entry.requestId, entry.units])).toEqual(expect.arrayContaining([['job-committed', 3], ['job-pending', 3]]))
+  expect(ledgerSum(entries)).toBe(10)
+  expect(await balanceOf(id)).toBe(10)
+})
