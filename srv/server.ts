@@ -1,6 +1,7 @@
 import cds from '@sap/cds'
 import type { EventEmitter } from 'node:events'
 import { applyChainAEnvironment, chainAConfig, devnetConfig, embedsDevnet } from './chains/chain-a/config.ts'
+import * as chainBConfig from './chains/chain-b/config.ts'
 import { stableErrorCodes } from './lib/error-codes.ts'
 import { deploySqliteFile } from './lib/development-database.ts'
 import { answerClientErrors, answerTheRest, assignRequestId, keepServingOnUncaughtErrors, refuseHostileTargets } from './lib/http-safety.ts'
@@ -20,6 +21,7 @@ export default async function server(options: any) {
   const after = (cds.middlewares as any).after as unknown[]
   if (!after.includes(stableErrorCodes)) after.unshift(stableErrorCodes)
   await connectChainA()
+  await connectChainB()
   // The SQLite file gets the model the server loads (loading it once), before anything reads the database.
   let loaded: object | undefined
   cds.once('loaded', (csn: object) => (loaded = csn))
@@ -54,4 +56,29 @@ export async function connectChainA(): Promise<void> {
     cds.on('shutdown', stopEmbeddedDevnet)
   }
   await cds.connect.to('chain-a')
+}
+
+/**
+ * Chain B the same way: the documented variables mapped into `cds.requires['chain-b']`, the embedded
+ * devnet as its upstream in development and tests (unless an indexer URL is configured), and the
+ * chain-b service connected. A missing production secret ends the start with one line naming it.
+ */
+export async function connectChainB(): Promise<void> {
+  const options = chainBConfig.applyChainBEnvironment()
+  if (chainBConfig.embedsDevnet(options)) {
+    const { startEmbeddedDevnet, stopEmbeddedDevnet } = await import('./chains/chain-b/embedded-devnet.ts')
+    const devnet = await startEmbeddedDevnet({ ...chainBConfig.devnetConfig(options), finalityDepth: chainBConfig.chainBConfig(options).finalityDepth })
+    cds.log('chain-b').info('embedded devnet serving the Midnight indexer API at', devnet.indexerUrl)
+    Object.assign(options, { network: 'devnet', indexerUrl: devnet.indexerUrl, indexerWsUrl: devnet.indexerWsUrl, submitUrl: devnet.submitUrl, vaultAddress: devnet.vaultAddress })
+    cds.on('shutdown', stopEmbeddedDevnet)
+  }
+  try {
+    await cds.connect.to('chain-b')
+  } catch (error) {
+    if (error instanceof chainBConfig.MissingSecretError && typeof (globalThis as { test?: unknown }).test !== 'function') {
+      console.error(error.message)
+      process.exit(1)
+    }
+    throw error
+  }
 }

@@ -24,8 +24,12 @@ export interface ChainBContractAction {
   /** ContractDeploy, ContractCall or ContractUpdate, as the indexer's __typename. */
   kind: 'ContractDeploy' | 'ContractCall' | 'ContractUpdate'
   address: string
-  /** The contract's state after this action, hex-encoded (the vault's: see vault.ts). */
-  state: string
+  /**
+   * The contract's state after this action, hex-encoded (the vault's: see vault.ts); only where it
+   * is asked for (`contractAction`), null in blocks and transactions: a block of many calls would
+   * otherwise carry the whole state once for each of them.
+   */
+  state: string | null
   /** The circuit called (ContractCall only). */
   entryPoint: string | null
 }
@@ -119,7 +123,7 @@ export interface ChainBPort {
   /** A transaction and the height and hash of its block. */
   transactions(offset: TransactionOffset): Promise<(ChainBTransaction & { blockHeight: number; blockHash: string })[]>
   /** The contract's latest action (with its state), or the one at an offset. */
-  contractAction(address: string, offset?: { blockOffset: BlockOffset } | { transactionOffset: TransactionOffset }): Promise<ChainBContractAction | null>
+  contractAction(address: string, offset?: { blockOffset: BlockOffset } | { transactionOffset: TransactionOffset }): Promise<(ChainBContractAction & { state: string }) | null>
   currentEpoch(): Promise<ChainBEpoch | null>
   /**
    * Blocks from a height on, then each new block, as the indexer's `blocks` subscription delivers

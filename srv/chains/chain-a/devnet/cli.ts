@@ -152,4 +152,16 @@ function report(error: unknown): never {
   process.exit(1)
 }
 
-if (/devnet[\\/]cli\.[jt]s$/.test(process.argv[1] ?? '')) main(process.argv.slice(2)).catch(report)
+/** `--chain b` (or `--chain=b`) hands the command to the chain-B devnet's CLI; `--chain a` is this one. */
+async function dispatch(args: string[]) {
+  const at = args.findIndex(arg => arg === '--chain' || arg.startsWith('--chain='))
+  if (at < 0) return main(args)
+  const chain = args[at].includes('=') ? args[at].split('=')[1] : args[at + 1]
+  const rest = args.filter((_, i) => i !== at && (args[at].includes('=') || i !== at + 1))
+  if (chain === 'a') return main(rest)
+  if (chain !== 'b') throw new CliError(`Unknown chain '${chain ?? ''}'; --chain takes a or b.`, 2)
+  const chainB = await import('../../chain-b/devnet/cli.ts')
+  return chainB.main(rest).catch(chainB.report)
+}
+
+if (/devnet[\\/]cli\.[jt]s$/.test(process.argv[1] ?? '')) dispatch(process.argv.slice(2)).catch(report)

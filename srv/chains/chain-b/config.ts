@@ -1,0 +1,266 @@
+import cds from '@sap/cds'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { booleanValue, isProduction, numberValue, optionalValue, profiles, requiresBlock, stringValue } from '../../lib/settings.ts'
+import { devnetVaultAddress } from './vault.ts'
+
+/**
+ * The options of the chain-b service, `cds.requires['chain-b']`: set per profile in package.json,
+ * by CAP's own variables (`CDS_REQUIRES_CHAIN_B_NETWORK`...), and by the documented variables of
+ * ENVIRONMENT, which the bootstrap maps into cds.env once at start (like chain A's config.ts).
+ */
+
+/** The documented environment variables (README, Configuration) and the option each one sets. */
+export const ENVIRONMENT: Readonly<Record<string, string>> = {
+  CHAIN_B_NETWORK: 'network',
+  CHAIN_B_INDEXER_URL: 'indexerUrl',
+  CHAIN_B_INDEXER_WS_URL: 'indexerWsUrl',
+  CHAIN_B_SUBMIT_URL: 'submitUrl',
+  CHAIN_B_VAULT_ADDRESS: 'vaultAddress',
+  CHAIN_B_DEVNET: 'devnet',
+  CHAIN_B_FINALITY_DEPTH: 'finalityDepth',
+  CHAIN_B_TIMEOUT_MS: 'timeoutMs',
+  CHAIN_B_SPONSOR_SEED: 'sponsorSeed',
+  CHAIN_B_ATTESTER_SECRET: 'attesterSecret',
+  CHAIN_B_SPONSOR_MIN_BALANCE: 'sponsorMinBalance',
+  CHAIN_B_DEVNET_BLOCK_TIME_MS: 'devnetOptions.blockTimeMs',
+  CHAIN_B_DEVNET_ACTIVITY: 'devnetOptions.activity',
+  CHAIN_B_DEVNET_EPOCH_LENGTH: 'devnetOptions.epochLength',
+  CHAIN_B_DEVNET_STATE_DIR: 'devnetOptions.stateDir',
+  CHAIN_B_DEVNET_SEED: 'devnetOptions.seed',
+}
+
+/** The public indexers (reference section 9); `devnet` is the standalone devnet's default address. */
+export const NETWORK_INDEXERS: Readonly<Record<string, string>> = {
+  devnet: 'http://127.0.0.1:8088/api/v4/graphql',
+  preprod: 'https://indexer.preprod.midnight.network/api/v4/graphql',
+  preview: 'https://indexer.preview.midnight.network/api/v4/graphql',
+  mainnet: 'https://indexer.midnight.network/api/v4/graphql',
+}
+
+type Value = string | number | boolean | null | undefined
+
+export interface ChainBOptions {
+  kind?: string
+  impl?: string
+  network?: string
+  indexerUrl?: string
+  indexerWsUrl?: string
+  submitUrl?: string
+  vaultAddress?: string
+  devnet?: Value
+  finalityDepth?: Value
+  timeoutMs?: Value
+  sponsorSeed?: string
+  attesterSecret?: string
+  sponsorMinBalance?: Value
+  devnetOptions?: Partial<Record<keyof ChainBDevnetConfig, Value>>
+  [option: string]: unknown
+}
+
+/** The options with their defaults, as the service and the adapter use them. */
+export interface ChainBConfig {
+  /** devnet | preprod | preview | mainnet */
+  network: string
+  /** The indexer's GraphQL endpoint (HTTP) and its graphql-transport-ws endpoint. */
+  indexerUrl: string
+  indexerWsUrl: string
+  /** The submission API (the devnet's); undefined on the public networks, which have none. */
+  submitUrl?: string
+  /** The attestation-vault contract's address, hex. */
+  vaultAddress?: string
+  devnet: boolean
+  /** Blocks below the tip after which a block counts as final. */
+  finalityDepth: number
+  timeoutMs: number
+  /** Below this DUST balance (smallest unit) the devnet faucet refills the sponsor. */
+  sponsorMinBalance: bigint
+}
+
+export interface ChainBDevnetConfig {
+  seed: string
+  /** Milliseconds between blocks; 0 means blocks are produced only on request (tests). */
+  blockTimeMs: number
+  /** Seconds per epoch. */
+  epochLength: number
+  /** Run the built-in activity generator (transfers, vault calls, system transactions). */
+  activity: boolean
+  /** Folder the chain is kept in across restarts; undefined keeps it in memory. */
+  stateDir?: string
+}
+
+type Tree = Record<string, unknown>
+const isTree = (value: unknown): value is Tree => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+function merged(target: Tree, source: Tree | undefined): Tree {
+  const result: Tree = { ...target }
+  for (const [key, value] of Object.entries(source ?? {})) result[key] = isTree(value) && isTree(result[key]) ? merged(result[key] as Tree, value) : value
+  return result
+}
+
+function fromEnvironment(env: NodeJS.ProcessEnv): Tree {
+  const tree: Tree = {}
+  for (const [name, path] of Object.entries(ENVIRONMENT)) {
+    const value = env[name]
+    if (value === undefined || value === '') continue
+    const keys = path.split('.')
+    const leaf = keys.pop()!
+    let node = tree
+    for (const key of keys) node = (node[key] ??= {}) as Tree
+    node[leaf] = value
+  }
+  return tree
+}
+
+/** CAP splits CDS_REQUIRES_CHAIN_B_* at every underscore, into `requires.chain.b`. */
+const capSplitOptions = (requires: Tree): Tree | undefined => (isTree(requires.chain) && isTree(requires.chain.b) ? requires.chain.b : undefined)
+
+/** `cds.requires['chain-b']` with CAP's split variables and the documented ones laid over it (the environment wins). */
+export function chainBOptions(requires: Tree = cds.env.requires as Tree, env: NodeJS.ProcessEnv = process.env): ChainBOptions {
+  const configured = isTree(requires['chain-b']) ? requires['chain-b'] : {}
+  return merged(merged(configured, capSplitOptions(requires)), fromEnvironment(env)) as ChainBOptions
+}
+
+/** At start: the environment mapped into `cds.requires['chain-b']` itself, for the service to find in its options. */
+export function applyChainBEnvironment(requires: Tree = cds.env.requires as Tree, env: NodeJS.ProcessEnv = process.env): ChainBOptions {
+  const options = chainBOptions(requires, env)
+  const block = (requires['chain-b'] ??= {}) as Tree
+  Object.assign(block, options)
+  if (capSplitOptions(requires)) delete (requires.chain as Tree).b
+  return block as ChainBOptions
+}
+
+function optionName(path: string): string {
+  const variable = Object.keys(ENVIRONMENT).find(name => ENVIRONMENT[name] === path)
+  return `cds.requires['chain-b'].${path}${variable ? ` (${variable})` : ''}`
+}
+
+function valueAt(options: ChainBOptions, path: string): Value {
+  let node: unknown = options
+  for (const key of path.split('.')) node = isTree(node) ? node[key] : undefined
+  return node as Value
+}
+
+function reader(options: ChainBOptions) {
+  return {
+    string: (path: string, fallback: string) => stringValue(valueAt(options, path), fallback),
+    optional: (path: string) => optionalValue(valueAt(options, path)),
+    number: (path: string, fallback: number) => numberValue(valueAt(options, path), optionName(path), fallback),
+    boolean: (path: string, fallback: boolean) => booleanValue(valueAt(options, path), fallback),
+  }
+}
+
+/** The WebSocket endpoint of an indexer's GraphQL endpoint: the same URL in ws(s) with `/ws`. */
+export const wsUrlOf = (httpUrl: string) => httpUrl.replace(/^http/, 'ws').replace(/\/$/, '') + '/ws'
+
+/** The devnet's submission API beside its GraphQL endpoint. */
+export const submitUrlOf = (httpUrl: string) => httpUrl.replace(/\/graphql\/?$/, '/submit')
+
+export function chainBConfig(options: ChainBOptions = chainBOptions()): ChainBConfig {
+  const read = reader(options)
+  const production = isProduction()
+  const network = read.string('network', production ? 'preprod' : 'devnet')
+  const known = NETWORK_INDEXERS[network]
+  const configuredUrl = read.optional('indexerUrl')
+  if (!known && !configuredUrl) throw new Error(`Setting ${optionName('network')} must be one of ${Object.keys(NETWORK_INDEXERS).join(', ')} (or set CHAIN_B_INDEXER_URL), got '${network}'`)
+  const indexerUrl = configuredUrl ?? known
+  const isDevnet = network === 'devnet'
+  const finalityDepth = read.number('finalityDepth', profiles().includes('test') ? 1 : 3)
+  if (!Number.isInteger(finalityDepth) || finalityDepth < 0) throw new Error(`Setting ${optionName('finalityDepth')} must be a whole number of blocks, got '${finalityDepth}'`)
+  return {
+    network,
+    indexerUrl,
+    indexerWsUrl: read.optional('indexerWsUrl') ?? wsUrlOf(indexerUrl),
+    submitUrl: read.optional('submitUrl') ?? (isDevnet ? submitUrlOf(indexerUrl) : undefined),
+    vaultAddress: read.optional('vaultAddress')?.toLowerCase() ?? (isDevnet ? devnetVaultAddress(read.string('devnetOptions.seed', DEFAULT_DEVNET_SEED)) : undefined),
+    devnet: read.boolean('devnet', !production),
+    finalityDepth,
+    timeoutMs: read.number('timeoutMs', 10000),
+    sponsorMinBalance: BigInt(read.string('sponsorMinBalance', '10000000000000000')),
+  }
+}
+
+export const DEFAULT_DEVNET_SEED = 'chain-access-devnet-b'
+
+export function devnetConfig(options: ChainBOptions = chainBOptions()): ChainBDevnetConfig {
+  const read = reader(options)
+  const test = profiles().includes('test')
+  return {
+    seed: read.string('devnetOptions.seed', DEFAULT_DEVNET_SEED),
+    blockTimeMs: read.number('devnetOptions.blockTimeMs', test ? 0 : 6000),
+    epochLength: read.number('devnetOptions.epochLength', 3600),
+    activity: read.boolean('devnetOptions.activity', !test),
+    stateDir: devnetStateDir(valueAt(options, 'devnetOptions.stateDir')),
+  }
+}
+
+/**
+ * devnetOptions.stateDir (CHAIN_B_DEVNET_STATE_DIR), relative to the project; `none` keeps the chain
+ * in memory. By default the test profile keeps it in memory, and otherwise it is kept beside the
+ * SQLite database file (`data/devnet-chain-b`).
+ */
+function devnetStateDir(configured: Value): string | undefined {
+  const folder = optionalValue(configured === false ? 'none' : configured)
+  if (folder !== undefined) return /^(none|false|memory)$/i.test(folder) ? undefined : resolve(cds.root, folder)
+  if (profiles().includes('test')) return undefined
+  return resolve(dataFolder(), 'devnet-chain-b')
+}
+
+/** The folder of the SQLite database file (`data` by default): development files live beside it. */
+function dataFolder(): string {
+  const db = requiresBlock('db')
+  const url: string | undefined = db.credentials?.url ?? db.credentials?.database
+  const file = db.kind === 'sqlite' && url && url !== ':memory:' ? resolve(cds.root, url) : resolve(cds.root, 'data', 'chain-access.sqlite')
+  return dirname(file)
+}
+
+/** Whether the bootstrap starts the embedded devnet: development and test only, devnet on, no indexer URL configured. */
+export function embedsDevnet(options: ChainBOptions): boolean {
+  const local = profiles().some(profile => profile === 'development' || profile === 'test')
+  return local && !isProduction() && chainBConfig(options).devnet && !optionalValue(valueAt(options, 'indexerUrl'))
+}
+
+/** The service's secrets: the attester secret (keys per subject) and the sponsor's seed. */
+export interface ChainBSecrets {
+  attesterSecret: string
+  sponsorSeed: string
+}
+
+const TEST_SECRETS: ChainBSecrets = { attesterSecret: 'chain-access-test-attester-secret', sponsorSeed: 'chain-access-test-sponsor' }
+
+/**
+ * Production requires both secrets (a missing one ends the start with one line naming its
+ * variable); tests use fixed ones; development makes random ones once and keeps them in a file
+ * beside the devnet's chain (`data/chain-b-secrets.json`), so identities survive restarts.
+ */
+export function chainBSecrets(options: ChainBOptions): ChainBSecrets {
+  const read = reader(options)
+  const attesterSecret = read.optional('attesterSecret')
+  const sponsorSeed = read.optional('sponsorSeed')
+  if (attesterSecret && sponsorSeed) return { attesterSecret, sponsorSeed }
+  if (isProduction()) {
+    const missing = !attesterSecret ? 'CHAIN_B_ATTESTER_SECRET' : 'CHAIN_B_SPONSOR_SEED'
+    throw new MissingSecretError(`Chain B needs ${missing} in production (cds.requires['chain-b'].${missing === 'CHAIN_B_ATTESTER_SECRET' ? 'attesterSecret' : 'sponsorSeed'}); refusing to start without it.`)
+  }
+  const fallback = profiles().includes('test') ? TEST_SECRETS : developmentSecrets()
+  return { attesterSecret: attesterSecret ?? fallback.attesterSecret, sponsorSeed: sponsorSeed ?? fallback.sponsorSeed }
+}
+
+export class MissingSecretError extends Error {}
+
+function developmentSecrets(): ChainBSecrets {
+  const file = resolve(dataFolder(), 'chain-b-secrets.json')
+  if (existsSync(file)) {
+    try {
+      const saved = JSON.parse(readFileSync(file, 'utf8')) as Partial<ChainBSecrets>
+      if (saved.attesterSecret && saved.sponsorSeed) return { attesterSecret: saved.attesterSecret, sponsorSeed: saved.sponsorSeed }
+    } catch {
+      // An unreadable file is replaced by new secrets below.
+    }
+  }
+  const secrets = { attesterSecret: randomBytes(32).toString('hex'), sponsorSeed: randomBytes(32).toString('hex') }
+  mkdirSync(dirname(file), { recursive: true })
+  writeFileSync(file, JSON.stringify(secrets, null, 2) + '\n', { mode: 0o600 })
+  return secrets
+}

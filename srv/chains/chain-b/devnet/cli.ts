@@ -1,0 +1,85 @@
+import { chainBConfig, devnetConfig } from '../config.ts'
+import { ChainBDevnet } from './index.ts'
+import { DevnetStateError, resetState, shown } from './state.ts'
+
+/**
+ * `npm run devnet -- --chain b <command>`: serve the chain-B devnet standalone, or reset its saved
+ * chain. Refused in production. The app reaches a standalone devnet with
+ * CHAIN_B_INDEXER_URL=http://127.0.0.1:8088/api/v4/graphql (its submission API and WebSocket are
+ * found beside it).
+ */
+
+const DEFAULT_PORT = 8088
+
+const USAGE = `Usage: npm run devnet -- --chain b <command>
+  serve (or nothing)   serve the chain-B devnet on PORT (${DEFAULT_PORT}) and HOST (127.0.0.1): the Midnight indexer
+                       API at /api/v4/graphql (subscriptions at /api/v4/graphql/ws), the submission API at
+                       /api/v4/submit, /api/v4/sponsors/<publicKey> and /api/v4/faucet, control at /api/v4/devnet/*
+  reset                delete the saved chain (CHAIN_B_DEVNET_STATE_DIR, default data/devnet-chain-b); stop the server first
+  help                 print this list
+Refused in production (NODE_ENV or CDS_ENV).`
+
+class CliError extends Error {
+  readonly exitCode: number
+  constructor(message: string, exitCode = 1) {
+    super(message)
+    this.exitCode = exitCode
+  }
+}
+
+function productionReason(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.NODE_ENV === 'production') return 'NODE_ENV is production'
+  if ((env.CDS_ENV ?? '').split(',').map(p => p.trim()).includes('production')) return 'CDS_ENV includes the production profile'
+  return undefined
+}
+
+export async function main(args: string[]) {
+  const [command = 'serve'] = args
+  if (['help', '--help', '-h'].includes(command)) {
+    console.log(USAGE)
+    return
+  }
+  const refusal = productionReason(process.env)
+  if (refusal) throw new CliError(`The chain-B devnet refuses to run in production (${refusal}).`)
+  switch (command) {
+    case 'serve': return serve()
+    case 'reset': return reset()
+    default: throw new CliError(`Unknown command '${command}'; \`npm run devnet -- --chain b help\` lists the commands.`, 2)
+  }
+}
+
+async function serve() {
+  const devnet = await ChainBDevnet.start({ ...devnetConfig(), finalityDepth: chainBConfig().finalityDepth, port: Number(process.env.PORT ?? DEFAULT_PORT), host: process.env.HOST || '127.0.0.1' })
+  console.log(devnet.indexerUrl)
+  console.log(devnet.summary())
+  const stop = () => { devnet.stop().then(() => process.exit(0)) }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+}
+
+function reset() {
+  const { stateDir } = devnetConfig()
+  if (!stateDir) {
+    console.log('The chain-B devnet keeps its chain in memory here (CHAIN_B_DEVNET_STATE_DIR=none): nothing to reset.')
+    return
+  }
+  const { deleted } = resetState(stateDir)
+  if (deleted === undefined) console.log(`No saved chain-B devnet chain in ${shown(stateDir)}.`)
+  else if (deleted === 'unreadable') console.log(`Deleted the unreadable chain-B devnet chain saved in ${shown(stateDir)}.`)
+  else console.log(`Deleted the chain-B devnet chain saved in ${shown(stateDir)} (made ${deleted.createdAt}, tip #${deleted.tipHeight}). The next start makes a new chain.`)
+}
+
+export function report(error: unknown): never {
+  if (error instanceof CliError || error instanceof DevnetStateError) {
+    console.error(error.message)
+    process.exit(error instanceof CliError ? error.exitCode : 1)
+  }
+  if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE') {
+    console.error(`The chain-B devnet cannot listen: ${(error as Error).message}; set PORT to a free port.`)
+    process.exit(1)
+  }
+  console.error(error)
+  process.exit(1)
+}
+
+if (/chain-b[\\/]devnet[\\/]cli\.[jt]s$/.test(process.argv[1] ?? '')) main(process.argv.slice(2)).catch(report)

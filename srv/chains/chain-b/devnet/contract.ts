@@ -1,0 +1,138 @@
+import type { SponsoredCall, VaultCall } from '../port.ts'
+import { anchorCommitment, callDigest, identityOf, sha256Hex, VAULT_CIRCUITS, verifyDigest, type VaultCircuit, type VaultState } from '../vault.ts'
+import { LedgerRejection } from './types.ts'
+
+/**
+ * The attestation-vault contract as the devnet executes it: a call's shape and signatures are
+ * checked when it is submitted (a malformed or unsigned call never enters the mempool); its rules
+ * against the state are checked when it is executed in a block (a call that breaks one is included
+ * as a FAILURE and its fee is paid).
+ */
+
+type ArgKind = 'hash' | 'hex' | 'level'
+const HASH = /^[0-9a-f]{64}$/
+const HEX = /^(?:[0-9a-f]{2})+$/
+const MAX_ENVELOPE_HEX = 2 * 16 * 1024
+const MAX_HEX = 256
+
+const SIGNATURES: Record<VaultCircuit, Record<string, ArgKind>> = {
+  attest: { payloadHash: 'hash', metadataHash: 'hash' },
+  commitAnchor: { commitment: 'hash' },
+  revealAnchor: { payloadHash: 'hash', metadataHash: 'hash', nonce: 'hex' },
+  attestAgentOutput: { payloadHash: 'hash', envelope: 'hex' },
+  anchorContentRoot: { payloadHash: 'hash', contentRoot: 'hash', schemaId: 'hex' },
+  grantDisclosure: { payloadHash: 'hash', grantee: 'hash', level: 'level' },
+  revokeDisclosure: { payloadHash: 'hash', grantee: 'hash' },
+}
+
+const invalid = (message: string) => new LedgerRejection(400, 'INVALID_ARGUMENTS', message)
+
+/** The call's circuit and arguments: every argument present, of its kind, nothing else. */
+export function checkCallShape(call: VaultCall): void {
+  if (!call || typeof call.circuit !== 'string') throw new LedgerRejection(400, 'MALFORMED_CALL', 'A vault call needs a circuit and its args')
+  if (!(VAULT_CIRCUITS as readonly string[]).includes(call.circuit)) throw new LedgerRejection(400, 'UNKNOWN_CIRCUIT', `The vault has no circuit '${call.circuit}' (it has ${VAULT_CIRCUITS.join(', ')})`)
+  const signature = SIGNATURES[call.circuit as VaultCircuit]
+  const args = call.args ?? {}
+  if (typeof args !== 'object' || Array.isArray(args)) throw invalid(`The args of ${call.circuit} must be an object`)
+  for (const name of Object.keys(args)) if (!(name in signature)) throw invalid(`${call.circuit} takes no argument '${name}'`)
+  for (const [name, kind] of Object.entries(signature)) checkArgument(call.circuit, name, kind, args[name])
+}
+
+function checkArgument(circuit: string, name: string, kind: ArgKind, value: unknown) {
+  if (value === undefined || value === null) throw invalid(`${circuit} needs the argument '${name}'`)
+  if (kind === 'level') {
+    if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 2) throw invalid(`${circuit}: '${name}' must be a disclosure level 0, 1 or 2`)
+    return
+  }
+  if (typeof value !== 'string') throw invalid(`${circuit}: '${name}' must be lowercase hex`)
+  if (kind === 'hash' && !HASH.test(value)) throw invalid(`${circuit}: '${name}' must be 32 bytes of lowercase hex`)
+  if (kind === 'hex' && (!HEX.test(value) || value.length > (name === 'envelope' ? MAX_ENVELOPE_HEX : MAX_HEX))) throw invalid(`${circuit}: '${name}' must be lowercase hex of at most ${name === 'envelope' ? MAX_ENVELOPE_HEX / 2 : MAX_HEX / 2} bytes`)
+}
+
+const KEY = /^[0-9a-f]{64}$/
+const SIGNATURE = /^[0-9a-f]{128}$/
+
+/** Both signatures over the call's digest: the attester's and the sponsor's. */
+export function checkCallSignatures(sponsored: SponsoredCall): void {
+  if (!KEY.test(sponsored.attesterKey ?? '') || !SIGNATURE.test(sponsored.signature ?? '')) throw new LedgerRejection(400, 'INVALID_SIGNATURE', 'attesterKey must be a 32-byte ed25519 public key and signature 64 bytes, both lowercase hex')
+  if (!KEY.test(sponsored.sponsorKey ?? '') || !SIGNATURE.test(sponsored.sponsorSignature ?? '')) throw new LedgerRejection(400, 'INVALID_SPONSOR_SIGNATURE', 'sponsorKey must be a 32-byte ed25519 public key and sponsorSignature 64 bytes, both lowercase hex')
+  const digest = callDigest(sponsored.contractAddress, sponsored.call, sponsored.nonce)
+  if (!verifyDigest(sponsored.attesterKey, digest, sponsored.signature)) throw new LedgerRejection(400, 'INVALID_SIGNATURE', "The attester's signature does not verify over the call")
+  if (!verifyDigest(sponsored.sponsorKey, digest, sponsored.sponsorSignature)) throw new LedgerRejection(400, 'INVALID_SPONSOR_SIGNATURE', "The sponsor's signature does not verify over the call")
+}
+
+/** A rule of the contract the call broke: the transaction is included with its fallible segment failed. */
+export class ExecutionFailure extends Error {
+  readonly code: string
+  constructor(code: string, message: string) {
+    super(message)
+    this.code = code
+  }
+}
+
+export interface ExecutionContext {
+  height: number
+  txHash: string
+}
+
+/**
+ * Executes a call against the state: answers the new state, or throws ExecutionFailure (the state
+ * given is never changed).
+ */
+export function executeCall(state: VaultState, call: VaultCall, attesterKey: string, context: ExecutionContext): VaultState {
+  const attester = identityOf(attesterKey)
+  const args = call.args as Record<string, string> & { level?: number }
+  const next: VaultState = { ...state, documents: { ...state.documents }, commitments: { ...state.commitments }, disclosures: { ...state.disclosures } }
+  const anchored = { attester, height: context.height, txHash: context.txHash }
+  const insertDocument = (payloadHash: string, document: VaultState['documents'][string]) => {
+    if (state.documents[payloadHash]) throw new ExecutionFailure('ALREADY_ANCHORED', `The document ${payloadHash} is anchored already`)
+    next.documents[payloadHash] = document
+  }
+  const ownDocument = (payloadHash: string) => {
+    const document = state.documents[payloadHash]
+    if (!document) throw new ExecutionFailure('UNKNOWN_DOCUMENT', `No document ${payloadHash} in the vault`)
+    if (document.attester !== attester) throw new ExecutionFailure('NOT_ATTESTER', `Only the attester of ${payloadHash} may do this`)
+    return document
+  }
+  switch (call.circuit as VaultCircuit) {
+    case 'attest':
+      insertDocument(args.payloadHash, { metadataHash: args.metadataHash, ...anchored })
+      break
+    case 'commitAnchor':
+      if (state.commitments[args.commitment]) throw new ExecutionFailure('ALREADY_COMMITTED', `The commitment ${args.commitment} is recorded already`)
+      next.commitments[args.commitment] = { attester, height: context.height }
+      break
+    case 'revealAnchor': {
+      const commitment = state.commitments[anchorCommitment(args.payloadHash, args.metadataHash, args.nonce)]
+      if (!commitment) throw new ExecutionFailure('UNKNOWN_COMMITMENT', 'No commitment matches the revealed document')
+      if (commitment.attester !== attester) throw new ExecutionFailure('NOT_ATTESTER', 'Only the attester who committed may reveal')
+      insertDocument(args.payloadHash, { metadataHash: args.metadataHash, ...anchored })
+      break
+    }
+    case 'attestAgentOutput': {
+      const envelope = Buffer.from(args.envelope, 'hex')
+      if (sha256Hex(envelope) !== args.payloadHash) throw new ExecutionFailure('PAYLOAD_MISMATCH', 'The payload hash is not the SHA-256 of the envelope')
+      insertDocument(args.payloadHash, { metadataHash: args.payloadHash, ...anchored, envelope: envelope.toString('utf8') })
+      break
+    }
+    case 'anchorContentRoot': {
+      const document = ownDocument(args.payloadHash)
+      if (document.contentRoot) throw new ExecutionFailure('ALREADY_ANCHORED', `The content root of ${args.payloadHash} is recorded already`)
+      next.documents[args.payloadHash] = { ...document, contentRoot: args.contentRoot, schemaId: args.schemaId }
+      break
+    }
+    case 'grantDisclosure':
+      ownDocument(args.payloadHash)
+      next.disclosures[args.payloadHash] = { ...state.disclosures[args.payloadHash], [args.grantee]: args.level! }
+      break
+    case 'revokeDisclosure': {
+      ownDocument(args.payloadHash)
+      const grants = state.disclosures[args.payloadHash] ?? {}
+      if (!(args.grantee in grants)) throw new ExecutionFailure('UNKNOWN_GRANT', `No disclosure of ${args.payloadHash} to ${args.grantee}`)
+      const { [args.grantee]: _revoked, ...rest } = grants
+      next.disclosures[args.payloadHash] = rest
+      break
+    }
+  }
+  return next
+}

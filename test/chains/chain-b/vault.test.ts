@@ -1,0 +1,175 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { signBody } from '../../../srv/chains/chain-b/devnet/ledger.ts'
+import { openChain, readGenesis, resetState } from '../../../srv/chains/chain-b/devnet/state.ts'
+import { anchorCommitment, sha256Hex } from '../../../srv/chains/chain-b/vault.ts'
+import { execute, hash, key, newLedger, signedCall } from './helpers.ts'
+
+/** The attestation vault's circuits as the devnet executes them (each rule), reorgs and the saved chain. */
+
+const alice = key('alice')
+const bob = key('bob')
+const attest = (payload: string) => ({ circuit: 'attest', args: { payloadHash: hash(payload), metadataHash: hash('meta:' + payload) } })
+
+describe('vault circuits', () => {
+  it('attest records the document once; a second anchoring is included as a FAILURE whose fee is paid', () => {
+    const { ledger, sponsor } = newLedger()
+    const first = execute(ledger, attest('doc'), alice, sponsor)
+    expect(first.result!.status).toBe('SUCCESS')
+    expect(ledger.vaultState.documents[hash('doc')]).toEqual({ metadataHash: hash('meta:doc'), attester: alice.id, height: first.height, txHash: first.hash })
+    const before = ledger.dustBalance(sponsor.publicKey)
+    const second = execute(ledger, attest('doc'), bob, sponsor)
+    expect(second.result).toEqual({ status: 'FAILURE', segments: [{ id: 1, success: false }] })
+    expect(second.failure!.code).toBe('ALREADY_ANCHORED')
+    expect(second.actions).toEqual([])
+    expect(ledger.dustBalance(sponsor.publicKey)).toBe(before - BigInt(second.fees!.paidFees))
+    expect(ledger.vaultState.documents[hash('doc')].attester).toBe(alice.id)
+  })
+
+  it('commitAnchor then revealAnchor by the same attester records the document; another attester cannot reveal', () => {
+    const { ledger, sponsor } = newLedger()
+    const payloadHash = hash('secret doc')
+    const metadataHash = hash('secret meta')
+    const nonce = 'aa'.repeat(16)
+    const commitment = anchorCommitment(payloadHash, metadataHash, nonce)
+    expect(execute(ledger, { circuit: 'commitAnchor', args: { commitment } }, alice, sponsor).result!.status).toBe('SUCCESS')
+    expect(ledger.vaultState.commitments[commitment].attester).toBe(alice.id)
+    expect(ledger.vaultState.documents[payloadHash]).toBeUndefined()
+    expect(execute(ledger, { circuit: 'commitAnchor', args: { commitment } }, alice, sponsor).failure!.code).toBe('ALREADY_COMMITTED')
+    const reveal = { circuit: 'revealAnchor', args: { payloadHash, metadataHash, nonce } }
+    expect(execute(ledger, reveal, bob, sponsor).failure!.code).toBe('NOT_ATTESTER')
+    expect(execute(ledger, { ...reveal, args: { ...reveal.args, nonce: 'bb'.repeat(16) } }, alice, sponsor).failure!.code).toBe('UNKNOWN_COMMITMENT')
+    expect(execute(ledger, reveal, alice, sponsor).result!.status).toBe('SUCCESS')
+    expect(ledger.vaultState.documents[payloadHash]).toMatchObject({ attester: alice.id, metadataHash })
+  })
+
+  it('attestAgentOutput keeps the envelope whose SHA-256 is the payload hash', () => {
+    const { ledger, sponsor } = newLedger()
+    const envelope = JSON.stringify({ agentId: 'agent-1', inputHash: hash('in'), outputHash: hash('out') })
+    const hex = Buffer.from(envelope).toString('hex')
+    expect(execute(ledger, { circuit: 'attestAgentOutput', args: { payloadHash: hash('other'), envelope: hex } }, alice, sponsor).failure!.code).toBe('PAYLOAD_MISMATCH')
+    expect(execute(ledger, { circuit: 'attestAgentOutput', args: { payloadHash: sha256Hex(envelope), envelope: hex } }, alice, sponsor).result!.status).toBe('SUCCESS')
+    expect(ledger.vaultState.documents[sha256Hex(envelope)].envelope).toBe(envelope)
+  })
+
+  it('anchorContentRoot: the attester only, once', () => {
+    const { ledger, sponsor } = newLedger()
+    execute(ledger, attest('rooted'), alice, sponsor)
+    const call = { circuit: 'anchorContentRoot', args: { payloadHash: hash('rooted'), contentRoot: hash('root'), schemaId: '0102' } }
+    expect(execute(ledger, call, bob, sponsor).failure!.code).toBe('NOT_ATTESTER')
+    expect(execute(ledger, { ...call, args: { ...call.args, payloadHash: hash('absent') } }, alice, sponsor).failure!.code).toBe('UNKNOWN_DOCUMENT')
+    expect(execute(ledger, call, alice, sponsor).result!.status).toBe('SUCCESS')
+    expect(execute(ledger, call, alice, sponsor).failure!.code).toBe('ALREADY_ANCHORED')
+    expect(ledger.vaultState.documents[hash('rooted')]).toMatchObject({ contentRoot: hash('root'), schemaId: '0102' })
+  })
+
+  it('grantDisclosure and revokeDisclosure: the attester only, levels 0..2, revoking an absent grant fails', () => {
+    const { ledger, sponsor } = newLedger()
+    execute(ledger, attest('disclosed'), alice, sponsor)
+    const payloadHash = hash('disclosed')
+    const grantee = hash('auditor')
+    expect(execute(ledger, { circuit: 'grantDisclosure', args: { payloadHash, grantee, level: 2 } }, bob, sponsor).failure!.code).toBe('NOT_ATTESTER')
+    expect(execute(ledger, { circuit: 'grantDisclosure', args: { payloadHash, grantee, level: 2 } }, alice, sponsor).result!.status).toBe('SUCCESS')
+    expect(ledger.vaultState.disclosures[payloadHash]).toEqual({ [grantee]: 2 })
+    expect(execute(ledger, { circuit: 'revokeDisclosure', args: { payloadHash, grantee } }, bob, sponsor).failure!.code).toBe('NOT_ATTESTER')
+    expect(execute(ledger, { circuit: 'revokeDisclosure', args: { payloadHash, grantee } }, alice, sponsor).result!.status).toBe('SUCCESS')
+    expect(ledger.vaultState.disclosures[payloadHash]).toEqual({})
+    expect(execute(ledger, { circuit: 'revokeDisclosure', args: { payloadHash, grantee } }, alice, sponsor).failure!.code).toBe('UNKNOWN_GRANT')
+  })
+
+  it('a transfer with a failing call is a PARTIAL_SUCCESS: the transfer stands', () => {
+    const { ledger } = newLedger()
+    const payer = ledger.accounts[0]
+    const [input] = ledger.unspentOutputs(payer.id)
+    const call = signedCall(ledger, { circuit: 'revokeDisclosure', args: { payloadHash: hash('none'), grantee: hash('nobody') } }, alice, payer)
+    const body = signBody({ type: 'regular', nonce: 'partial-1', payer: payer.publicKey, call, unshielded: { signer: payer.publicKey, inputs: [input], outputs: [{ owner: bob.id, tokenType: input.tokenType, value: input.value }] } }, payer)
+    const { hash: txHash } = ledger.submit(body)
+    ledger.produceBlock()
+    const [tx] = ledger.transactionsByHash(txHash)
+    expect(tx.result).toEqual({ status: 'PARTIAL_SUCCESS', segments: [{ id: 0, success: true }, { id: 1, success: false }] })
+    expect(ledger.unspentOutputs(bob.id)).toHaveLength(1)
+  })
+
+  it('keeps the state after each action (ContractDeploy, then each call)', () => {
+    const { ledger, sponsor } = newLedger()
+    for (let i = 0; i < 70; i++) ledger.submitCall(signedCall(ledger, attest('many-' + i), alice, sponsor))
+    ledger.produceBlock()
+    const actions = ledger.actionsOf(ledger.vaultAddress)
+    expect(actions).toHaveLength(71)
+    expect(Object.keys(ledger.vaultStateAt(0).documents)).toHaveLength(0)
+    expect(Object.keys(ledger.vaultStateAt(1).documents)).toEqual([hash('many-0')])
+    expect(Object.keys(ledger.vaultStateAt(66).documents)).toHaveLength(66)
+    expect(Object.keys(ledger.vaultStateAt(70).documents)).toHaveLength(70)
+  })
+})
+
+describe('reorgs', () => {
+  it('replaces the blocks above a height with other hashes; their transactions come back into the new blocks', () => {
+    const { ledger, sponsor } = newLedger()
+    const submitted = ledger.submitCall(signedCall(ledger, attest('reorged'), alice, sponsor))
+    ledger.produceBlock()
+    ledger.produceBlock()
+    const old = ledger.blocks.map(b => b.hash)
+    const height = ledger.transactionsByHash(submitted.hash)[0].height
+    const { removed, tip } = ledger.reorg(height - 1)
+    expect(removed).toBe(2)
+    expect(tip.height).toBe(old.length - 1)
+    expect(ledger.blocks.slice(0, height).map(b => b.hash)).toEqual(old.slice(0, height))
+    for (let h = height; h <= tip.height; h++) expect(ledger.blockAt(h)!.hash).not.toBe(old[h])
+    expect(ledger.blockAt(height)!.parentHash).toBe(old[height - 1])
+    expect(ledger.transactionsByHash(submitted.hash)[0].height).toBe(height)
+    expect(ledger.vaultState.documents[hash('reorged')]).toBeDefined()
+  })
+
+  it('with drop, the transactions are gone and the same nonce can be submitted again', () => {
+    const { ledger, sponsor } = newLedger()
+    const call = signedCall(ledger, attest('dropped'), alice, sponsor, 'drop-nonce-1')
+    const first = ledger.submitCall(call)
+    ledger.produceBlock()
+    ledger.reorg(ledger.tip.height - 1, { drop: true })
+    expect(ledger.transactionsByHash(first.hash)).toEqual([])
+    expect(ledger.vaultState.documents[hash('dropped')]).toBeUndefined()
+    expect(ledger.submitCall(call)).toEqual({ ...first, duplicate: false })
+  })
+
+  it('refuses heights that are not below the tip', () => {
+    const { ledger } = newLedger()
+    expect(() => ledger.reorg(ledger.tip.height)).toThrow(/reorg needs a height/)
+    expect(() => ledger.reorg(-1)).toThrow(/reorg needs a height/)
+  })
+})
+
+describe('the saved chain', () => {
+  let dir: string
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'chain-b-devnet-'))))
+  afterEach(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('resumes after a restart with the same blocks, state and mempool, also after a reorg', () => {
+    const first = openChain({ seed: 'saved', epochLength: 60 }, dir)
+    const sponsor = key('saved sponsor')
+    first.ledger.grantDust(sponsor.publicKey, 10n ** 18n)
+    first.ledger.produceBlock()
+    first.ledger.submitCall(signedCall(first.ledger, attest('kept'), alice, sponsor))
+    first.ledger.produceBlock()
+    first.ledger.produceBlock()
+    first.ledger.reorg(1)
+    const pending = first.ledger.submitCall(signedCall(first.ledger, attest('pending'), alice, sponsor))
+    const tip = first.ledger.tip
+    const state = first.ledger.vaultState
+    first.close()
+
+    const second = openChain({ seed: 'other seed is ignored', epochLength: 5 }, dir)
+    expect(second.resumed).toBe(true)
+    expect(second.ledger.seed).toBe('saved')
+    expect(second.ledger.tip.hash).toBe(tip.hash)
+    expect(second.ledger.vaultState).toEqual(state)
+    expect(second.ledger.submitCall(signedCall(second.ledger, attest('pending'), alice, sponsor, 'x'.repeat(8))).duplicate).toBe(false)
+    second.ledger.produceBlock()
+    expect(second.ledger.transactionsByHash(pending.hash)).toHaveLength(1)
+    second.close()
+    expect(readGenesis(dir)!.seed).toBe('saved')
+    expect(resetState(dir).deleted).toMatchObject({ tipHeight: tip.height + 1 })
+    expect(readGenesis(dir)).toBeUndefined()
+  })
+})
