@@ -10,6 +10,7 @@ type Hex64  : String(64);
 type HexLong : String(512);
 type Amount : Decimal(38, 0);
 
+@assert.unique: { height: [height] }
 entity Blocks {
   key hash            : Hex64;
       height          : Integer not null;
@@ -67,9 +68,6 @@ entity ContractActions {
       /** The circuit called. */
       entryPoint  : String(64);
       blockHeight : Integer;
-      /** The size and SHA-256 of the contract state after the action (the state itself is read from the chain). */
-      stateSize   : Integer;
-      stateHash   : Hex64;
 }
 
 entity UnshieldedUtxos {
@@ -91,6 +89,8 @@ entity SyncState {
       indexedHeight     : Integer;
       indexedHash       : Hex64;
       indexedAt         : Timestamp;
+      /** The time of the block at indexedHeight (lag in seconds = chainTipAt - indexedBlockAt). */
+      indexedBlockAt    : Timestamp;
       finalizedHeight   : Integer;
       /** syncing, synced, paused, error */
       status            : String(10) enum { syncing; synced; paused; error };
@@ -100,6 +100,11 @@ entity SyncState {
       blocksIndexed     : Integer default 0;
       transactionsIndexed : Integer default 0;
       reorgs            : Integer default 0;
+      /** Set by an operator (pauseCrawler): no instance indexes until resumeCrawler. */
+      paused            : Boolean default false;
+      /** The follower instance holding the lease: the one that indexes; the others stand by until it expires. */
+      leaseOwner        : String(120);
+      leaseExpiresAt    : Timestamp;
 }
 
 entity ReorgLog {
