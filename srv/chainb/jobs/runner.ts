@@ -1,0 +1,238 @@
+import cds from '@sap/cds'
+import { Job, Jobs } from '#cds-models/chainb'
+import type { ChainBTransaction } from '../../chains/chain-b/port.ts'
+import { isApiError } from '../../lib/errors.ts'
+import { forDatabase, runWrite, tableOf } from '../../lib/plain-sql.ts'
+import { scheduleJob, type ScheduledJob } from '../../lib/scheduled-job.ts'
+import { chainB, type ChainBAccess } from '../chain.ts'
+import { commandOf } from './commands.ts'
+import { INSTANCE_ID, jobSettings, type JobSettings } from './config.ts'
+import { CALLER_FAULTS, confirmedResult, explainFailure, recordConfirmation, recordFailure, type Inclusion } from './outcomes.ts'
+import { sponsoredCall } from './sign.ts'
+
+const { SELECT, UPDATE } = cds.ql
+
+/**
+ * The job runner: takes queued jobs to the chain with bounded concurrency and follows them to
+ * confirmed (finalityDepth deep) or failed. Safe with several instances on one database:
+ * - a job is claimed with one guarded UPDATE (queued, or its lease expired → running, leased to
+ *   this instance); only the instance whose UPDATE changed the row runs it;
+ * - the lease is renewed on every tick while the job runs or is watched, so a crashed instance's
+ *   jobs are taken over once their lease expires, and submitted again with the job's fixed nonce
+ *   (the submission API answers the first submission: never a second transaction);
+ * - every end (submitted, confirmed, failed) is a guarded UPDATE from the state it leaves, so it
+ *   happens once, and JobFailed is emitted once.
+ * An upstream that does not answer costs a job no attempt: it waits and is tried again, and fails
+ * CHAIN_B_UNAVAILABLE only once unavailableTimeoutMs have passed since it was queued.
+ */
+
+type JobRow = Job & { ID: string }
+
+export interface JobFailedEvent { jobId: string; owner: string; requestId: string | null; errorCode: string }
+
+const OPEN = [Job.status.queued, Job.status.running, Job.status.submitted]
+
+/** The statements, built once the model is loaded. */
+let statements: { candidates: string; claim: string; renew: string } | undefined
+function sql() {
+  if (statements) return statements
+  const jobs = tableOf(Jobs)
+  const claimable = `((status = '${Job.status.queued}' AND (notBefore IS NULL OR notBefore <= ?)) OR (status IN ('${Job.status.running}', '${Job.status.submitted}') AND leaseExpiresAt < ?))`
+  statements = {
+    candidates: forDatabase(`SELECT ID AS "ID" FROM ${jobs} WHERE ${claimable} ORDER BY queuedAt, ID LIMIT ?`),
+    claim: `UPDATE ${jobs} SET status = '${Job.status.running}', leaseOwner = ?, leaseExpiresAt = ?, startedAt = ?, attempt = attempt + 1 WHERE ID = ? AND ${claimable}`,
+    renew: `UPDATE ${jobs} SET leaseExpiresAt = ? WHERE leaseOwner = ? AND status IN ('${Job.status.running}', '${Job.status.submitted}')`,
+  }
+  return statements
+}
+
+const iso = (ms: number = Date.now()) => new Date(ms).toISOString()
+const privileged = <T>(work: () => PromiseLike<T>) => cds.tx({ user: cds.User.privileged }, async () => work())
+const unavailable = (error: unknown) => !isApiError(error) || error.status >= 500
+
+export class JobRunner {
+  readonly settings: JobSettings
+  readonly instance: string
+  private readonly inFlight = new Map<string, Promise<void>>()
+  /** The tip height at which a submitted job's transaction was first found missing from the chain. */
+  private readonly missingSince = new Map<string, number>()
+  private schedule?: ScheduledJob
+  private readonly emit: (event: JobFailedEvent) => Promise<unknown>
+
+  constructor(emit: (event: JobFailedEvent) => Promise<unknown>, settings: JobSettings = jobSettings(), instance = INSTANCE_ID) {
+    this.emit = emit
+    this.settings = settings
+    this.instance = instance
+  }
+
+  start() {
+    if (!this.settings.enabled || this.schedule) return
+    this.schedule = scheduleJob('chain-B jobs', this.settings.pollMs, () => this.tick())
+    cds.on('shutdown', () => this.stop())
+  }
+
+  async stop() {
+    await this.schedule?.stop()
+    await Promise.all(this.inFlight.values())
+  }
+
+  /** Looks for work now (a job was just queued), after the tick in progress. */
+  kick() {
+    if (this.schedule) this.schedule.runNow().catch(error => cds.log('chainb').warn('job runner tick failed', error))
+  }
+
+  /** One round: renew this instance's leases, watch its submitted jobs, claim what it has room for. */
+  async tick() {
+    await privileged(() => runWrite(sql().renew, [iso(Date.now() + this.settings.leaseMs), this.instance]))
+    await this.watchSubmitted()
+    const room = this.settings.concurrency - this.inFlight.size
+    if (room > 0) for (const job of await this.claim(room)) this.launch(job)
+  }
+
+  /** Jobs in flight in this instance, settled (for tests and shutdown). */
+  async idle() {
+    await Promise.all(this.inFlight.values())
+  }
+
+  private async claim(room: number): Promise<JobRow[]> {
+    const now = iso()
+    const candidates = await privileged(() => cds.run(sql().candidates, [now, now, room * 2])) as { ID: string }[]
+    const claimed: JobRow[] = []
+    for (const { ID } of candidates) {
+      if (claimed.length >= room) break
+      const changed = await privileged(() => runWrite(sql().claim, [this.instance, iso(Date.now() + this.settings.leaseMs), now, ID, now, now]))
+      if (changed !== 1) continue
+      const job = await privileged(() => SELECT.one.from(Jobs, ID)) as JobRow | undefined
+      if (job) claimed.push(job)
+    }
+    return claimed
+  }
+
+  private launch(job: JobRow) {
+    const run = this.execute(job)
+      .catch(error => cds.log('chainb').error(`job ${job.ID} (${job.kind}) failed unexpectedly`, error))
+      .finally(() => this.inFlight.delete(job.ID))
+    this.inFlight.set(job.ID, run)
+  }
+
+  /** Submits a claimed job (again, after a takeover: the same nonce answers the same transaction). */
+  private async execute(job: JobRow) {
+    if (job.attempt! > job.maxAttempts!) return this.fail(job, 'ATTEMPTS_EXHAUSTED', `the job was taken up ${job.maxAttempts} times without reaching the chain`)
+    const command = commandOf(job.request)
+    let chain: ChainBAccess
+    try {
+      chain = await chainB()
+      await chain.ensureSponsorFunded()
+      const submission = await chain.port.submit(sponsoredCall(chain, job.attesterSubject!, command.call, job.nonce!))
+      await privileged(() => UPDATE.entity(Jobs).set({
+        status: Job.status.submitted, txHash: submission.hash, txIdentifier: submission.identifier, submittedAt: iso(), errorCode: null, errorMessage: null,
+      }).where({ ID: job.ID, status: Job.status.running, leaseOwner: this.instance }))
+    } catch (error) {
+      if (unavailable(error)) return this.retryLater(job, error)
+      const { code, message } = error as { code: string; message: string }
+      return this.fail(job, code, message)
+    }
+  }
+
+  /** Back to queued, tried again after retryMs; the claim is given back (the upstream's absence is no attempt). */
+  private async retryLater(job: JobRow, error: unknown) {
+    const code = isApiError(error) ? error.code : 'CHAIN_B_UNAVAILABLE'
+    const message = String((error as Error)?.message ?? error).slice(0, 500)
+    if (Date.now() - Date.parse(String(job.queuedAt)) > this.settings.unavailableTimeoutMs)
+      return this.fail(job, 'CHAIN_B_UNAVAILABLE', `chain B did not answer for ${Math.round(this.settings.unavailableTimeoutMs / 1000)} s: ${message}`)
+    await privileged(() => UPDATE.entity(Jobs).set({
+      status: Job.status.queued, leaseOwner: null, leaseExpiresAt: null, notBefore: iso(Date.now() + this.settings.retryMs),
+      attempt: { '-=': 1 } as unknown as number, errorCode: code, errorMessage: message,
+    }).where({ ID: job.ID, status: Job.status.running, leaseOwner: this.instance }))
+  }
+
+  /** Follows this instance's submitted jobs: included and finalityDepth deep → confirmed; FAILURE → failed. */
+  private async watchSubmitted() {
+    const jobs = await privileged(() => SELECT.from(Jobs).where({ status: Job.status.submitted, leaseOwner: this.instance }).limit(500)) as JobRow[]
+    if (!jobs.length) return
+    let chain: ChainBAccess
+    let tipHeight: number
+    try {
+      chain = await chainB()
+      tipHeight = (await chain.port.tip()).height
+    } catch {
+      return // watched again on the next tick
+    }
+    for (const job of jobs) {
+      try {
+        await this.watch(chain, tipHeight, job)
+      } catch (error) {
+        if (!unavailable(error)) cds.log('chainb').warn(`watching job ${job.ID} failed`, error)
+      }
+    }
+  }
+
+  private async watch(chain: ChainBAccess, tipHeight: number, job: JobRow) {
+    const offset = job.txIdentifier ? { identifier: job.txIdentifier } : { hash: job.txHash! }
+    const [tx] = await chain.port.transactions(offset)
+    if (!tx) return this.missing(chain, tipHeight, job)
+    this.missingSince.delete(job.ID)
+    if (!succeeded(tx)) {
+      const { code, message } = await explainFailure(chain, commandOf(job.request), job.attesterSubject!, tx.hash)
+      return this.fail(job, code, message, { txHash: tx.hash, blockHeight: tx.blockHeight })
+    }
+    if (tipHeight - tx.blockHeight + 1 < chain.settings.finalityDepth) {
+      if (job.blockHeight !== tx.blockHeight) await privileged(() => UPDATE.entity(Jobs, job.ID).set({ blockHeight: tx.blockHeight }))
+      return
+    }
+    const block = await chain.port.block({ hash: tx.blockHash })
+    const inclusion: Inclusion = { txHash: tx.hash, blockHeight: tx.blockHeight, at: iso((block?.timestamp ?? Date.now() / 1000) * 1000) }
+    await this.confirm(job, inclusion)
+  }
+
+  /**
+   * A submitted transaction not on the chain is in the mempool (or was sent back there by a reorg),
+   * or it was dropped (a reorg that dropped it, a node that lost it). Once the tip has moved
+   * resubmitAfterBlocks past the first time it was missed, it is submitted again with the job's
+   * nonce: a pending one answers the first submission, a dropped one is the same transaction again.
+   */
+  private async missing(chain: ChainBAccess, tipHeight: number, job: JobRow) {
+    const since = this.missingSince.get(job.ID)
+    if (since === undefined || tipHeight < since) return void this.missingSince.set(job.ID, tipHeight)
+    if (tipHeight - since < this.settings.resubmitAfterBlocks) return
+    let submission
+    try {
+      submission = await chain.port.submit(sponsoredCall(chain, job.attesterSubject!, commandOf(job.request).call, job.nonce!))
+    } catch (error) {
+      if (unavailable(error)) return
+      const { code, message } = error as { code: string; message: string }
+      return this.fail(job, code, message)
+    }
+    this.missingSince.set(job.ID, tipHeight)
+    if (!submission.duplicate) cds.log('chainb').info(`job ${job.ID}: its transaction ${job.txHash} was not on chain ${this.settings.resubmitAfterBlocks} blocks on; submitted again`)
+    await privileged(() => UPDATE.entity(Jobs).set({ txHash: submission.hash, txIdentifier: submission.identifier, blockHeight: null })
+      .where({ ID: job.ID, status: Job.status.submitted, leaseOwner: this.instance }))
+  }
+
+  private async confirm(job: JobRow, inclusion: Inclusion) {
+    const command = commandOf(job.request)
+    await privileged(async () => {
+      const changed = await UPDATE.entity(Jobs).set({
+        status: Job.status.confirmed, txHash: inclusion.txHash, blockHeight: inclusion.blockHeight, finishedAt: iso(),
+        result: JSON.stringify(confirmedResult(job.kind!, command, inclusion)), leaseOwner: null, leaseExpiresAt: null, errorCode: null, errorMessage: null,
+      }).where({ ID: job.ID, status: Job.status.submitted })
+      if (changed === 1) await recordConfirmation(job.kind!, command, inclusion)
+    })
+  }
+
+  /** Ends a job failed, once; a reason that is not the caller's is refunded through JobFailed. */
+  async fail(job: Pick<JobRow, 'ID' | 'kind' | 'request' | 'owner' | 'requestId'>, code: string, message: string, seen: { txHash?: string; blockHeight?: number } = {}, from: string[] = OPEN) {
+    const refund = !CALLER_FAULTS.has(code)
+    const failed = await privileged(async () => {
+      const changed = await UPDATE.entity(Jobs).set({
+        status: Job.status.failed, errorCode: code.slice(0, 50), errorMessage: message.slice(0, 500), finishedAt: iso(), refunded: refund,
+        leaseOwner: null, leaseExpiresAt: null, ...seen,
+      }).where({ ID: job.ID, status: { in: from } })
+      if (changed === 1) await recordFailure(job.kind!, commandOf(job.request))
+      return changed === 1
+    })
+    if (failed && refund) await this.emit({ jobId: job.ID, owner: job.owner!, requestId: job.requestId ?? null, errorCode: code })
+  }
+}
+
+const succeeded = (tx: ChainBTransaction) => tx.result?.status === 'SUCCESS'
