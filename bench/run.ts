@@ -6,14 +6,17 @@
  *   npm run bench                      all benchmarks
  *   BENCH_ROUNDS=5000 npm run bench    more samples per latency figure
  *   BENCH_SECONDS=10 npm run bench     longer throughput runs (default 5 s each)
+ *   BENCH_ONLY=chain-b npm run bench   one group: chain-a, chain-b or gateway
  */
 import cds from '@sap/cds'
 import { BlockFrostAPI } from '@blockfrost/blockfrost-js'
 import { readBenchmarks } from './read-service.ts'
 import { gatewayBenchmarks } from './gateway.ts'
 import { transactionBenchmarks } from './transactions.ts'
+import { chainBBenchmarks } from './chain-b.ts'
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2000)
+const runs = (group: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY === group
 
 async function main() {
   // Request logging would measure the console, not the service.
@@ -31,12 +34,20 @@ async function main() {
   })
 
   console.log(`chain-access-gateway benchmarks (${rounds} samples per figure, node ${process.version}, ${cds.env.requires.db.kind})\n`)
-  await readBenchmarks({ url, devnet, direct, rounds })
-  await transactionBenchmarks({ url, devnet, direct, rounds })
+  if (runs('chain-a')) {
+    await readBenchmarks({ url, devnet, direct, rounds })
+    await transactionBenchmarks({ url, devnet, direct, rounds })
+  }
+  if (runs('chain-b')) {
+    const { embeddedDevnet: embeddedChainB } = await import('../srv/chains/chain-b/embedded-devnet.ts')
+    const chainB = embeddedChainB()
+    if (!chainB) throw new Error('the benchmark needs the embedded chain-B devnet (test profile)')
+    await chainBBenchmarks({ url, devnet: chainB, rounds })
+  }
   server.close()
   await devnet.stop()
 
-  await gatewayBenchmarks({ seconds: Number(process.env.BENCH_SECONDS ?? 5) })
+  if (runs('gateway')) await gatewayBenchmarks({ seconds: Number(process.env.BENCH_SECONDS ?? 5) })
   process.exit(0)
 }
 

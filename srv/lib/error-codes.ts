@@ -97,7 +97,7 @@ function kindOf(error: any, req: any): DatabaseErrorKind | undefined {
   if (sqlState?.startsWith('23')) return 'constraint'
   if (sqlState?.startsWith('22')) return 'value'
   if (read && sqlState?.startsWith('42') && sqlState !== '42P01') return 'query'
-  if (read && error.code === 'ERR_SQLITE_ERROR' && /no such function|wrong number of arguments|misuse of/i.test(String(error.message))) return 'query'
+  if (read && error.code === 'ERR_SQLITE_ERROR' && /no such function|no such column|wrong number of arguments|misuse of/i.test(String(error.message))) return 'query'
   // SQLite's date functions are JavaScript, and refuse a value that is no date.
   if (read && /^Value does not contain a valid (date|time)/.test(String(error.message))) return 'query'
   // The drivers' names (SQLITE_CONSTRAINT_*) and CAP's (UNIQUE_CONSTRAINT_VIOLATION, ENTITY_ALREADY_EXISTS).

@@ -9,6 +9,8 @@ export interface EdmProperty {
   /** The Edm type without `Collection(…)`, e.g. `Edm.String`, `Edm.Guid`, or a type of the service. */
   type: string
   collection: boolean
+  /** False for a mandatory parameter (`Nullable="false"`). */
+  nullable: boolean
   maxLength?: number
 }
 
@@ -77,7 +79,7 @@ function typed(attributes: Record<string, string>): EdmProperty {
   const type = attributes.Type ?? 'Edm.String'
   const collection = /^Collection\((.*)\)$/.exec(type)
   const maxLength = Number(attributes.MaxLength)
-  return { name: attributes.Name, type: collection ? collection[1] : type, collection: !!collection, ...(maxLength > 0 ? { maxLength } : {}) }
+  return { name: attributes.Name, type: collection ? collection[1] : type, collection: !!collection, nullable: attributes.Nullable !== 'false', ...(maxLength > 0 ? { maxLength } : {}) }
 }
 
 const localName = (qualified: string) => qualified.slice(qualified.lastIndexOf('.') + 1)

@@ -145,3 +145,10 @@ test('a function applied to a property of the wrong type is the query\'s fault, 
     expect([filter, response.status < 500, response.status === 200 || response.data.error?.code === 'INVALID_QUERY']).toEqual([filter, true, true])
   }
 })
+
+test('a name in $filter that only the JavaScript object prototype knows (constructor, toString) is the query\'s fault: 400, never a 5xx', async () => {
+  for (const filter of ['endswith(height,constructor)', 'toString eq 1', 'hash eq __proto__']) {
+    const response = await GET(`/odata/v4/chaina-odata/Blocks?$filter=${encodeURIComponent(filter)}`)
+    expect([filter, response.status, response.data.error?.code]).toEqual([filter, 400, expect.stringMatching(/^(INVALID_QUERY|UNKNOWN_PROPERTY|INVALID_URL|BAD_REQUEST)$/)])
+  }
+})

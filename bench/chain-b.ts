@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto'
+import type { ChainBDevnet } from '../srv/chains/chain-b/devnet/index.ts'
+import { figures, printLine, printRatio, printValue, sample, type Figures } from './measure.ts'
+
+/**
+ * Chain B on its devnet (in-process server, test profile: SQLite in memory, finality depth 1):
+ * how fast a write is accepted as a job, how long an anchor takes to be confirmed (blocks on
+ * demand, and on a 1 s block clock), reads of blocks and documents, jobs per second through the
+ * runner, and the same read under both spellings (the ratio should be 1.0 within noise).
+ */
+export async function chainBBenchmarks({ url, devnet, rounds }: { url: string; devnet: ChainBDevnet; rounds: number }) {
+  const headers = { authorization: 'Basic ' + Buffer.from('alice:').toString('base64'), 'content-type': 'application/json' }
+  const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const response = await fetch(url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+    if (response.status !== 200) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`)
+    return response.json()
+  }
+  const anchor = () => call('POST', '/odata/v4/chainb/anchorDocument', { sha256: randomBytes(32).toString('hex'), contentType: 'application/pdf' })
+  const statusOf = async (jobId: string) => (await call('POST', '/odata/v4/chainb/getJobStatus', { jobId })).status as string
+  const untilConfirmed = async (jobId: string, produce: boolean) => {
+    for (;;) {
+      const status = await statusOf(jobId)
+      if (status === 'confirmed') return
+      if (status === 'failed') throw new Error(`job ${jobId} failed`)
+      if (produce) devnet.produceBlock()
+      await new Promise(resolve => setTimeout(resolve, produce ? 5 : 20))
+    }
+  }
+
+  console.log('\nchain B (SQLite in memory, devnet upstream, finality depth 1)')
+  const accept = await sample(Math.min(rounds, 500), anchor)
+  printLine('anchorDocument accepted as a job (target p50 ≤ 20 ms)', accept)
+  await drain(devnet, call)
+
+  const onDemand = await timed(Math.min(rounds, 50), async () => untilConfirmed((await anchor()).jobId, true))
+  printLine('anchor request to confirmed, blocks on demand', onDemand)
+
+  const clock = setInterval(() => devnet.produceBlock(), 1000)
+  try {
+    const onClock = await timed(Math.min(rounds, 10), async () => untilConfirmed((await anchor()).jobId, false))
+    printLine('anchor request to confirmed, a block every 1 s', onClock)
+  } finally {
+    clearInterval(clock)
+  }
+
+  const batch = Math.min(rounds, 200)
+  const started = performance.now()
+  const jobs = await Promise.all(Array.from({ length: batch }, anchor))
+  for (const { jobId } of jobs) await untilConfirmed(jobId, true)
+  const seconds = (performance.now() - started) / 1000
+  printValue(`jobs through the runner, ${batch} anchors accepted to confirmed`, `${(batch / seconds).toFixed(0)} jobs/s`)
+
+  const [{ ID: documentId }] = (await call('GET', '/odata/v4/chainb/Documents?$top=1&$select=ID')).value
+  const blocks = await sample(rounds, () => call('GET', '/odata/v4/chainb/Blocks?$orderby=height%20desc&$top=10'))
+  printLine('Blocks, the latest 10 (target p50 ≤ 5 ms)', blocks)
+  const document = await sample(rounds, () => call('GET', `/odata/v4/chainb/Documents(${documentId})`))
+  printLine('Documents(<id>)', document)
+  const plugin = await sample(rounds, () => call('GET', `/api/v1/chainb/Documents(${documentId})`))
+  printLine('the same under /api/v1/chainb', plugin)
+  printRatio('/api/v1/chainb / /odata/v4/chainb (1.0 within noise)', plugin, document)
+}
+
+async function timed(rounds: number, once: () => Promise<unknown>): Promise<Figures> {
+  const times: number[] = []
+  for (let i = 0; i < rounds; i++) {
+    const started = performance.now()
+    await once()
+    times.push(performance.now() - started)
+  }
+  return figures(times)
+}
+
+/** Lets the jobs of a latency sample finish before the next figure, so they do not skew it. */
+async function drain(devnet: ChainBDevnet, call: (method: 'GET', path: string) => Promise<{ '@odata.count': number }>) {
+  const open = "status%20ne%20'confirmed'%20and%20status%20ne%20'failed'"
+  for (let i = 0; i < 2000; i++) {
+    const { '@odata.count': count } = await call('GET', `/odata/v4/chainb/Jobs?$count=true&$top=0&$filter=${open}`)
+    if (count === 0) return
+    devnet.produceBlock()
+    await new Promise(resolve => setTimeout(resolve, 10))
+  }
+  throw new Error('the jobs of the sample did not finish')
+}
