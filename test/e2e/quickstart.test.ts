@@ -71,3 +71,25 @@ test('the steps reach a signed, submitted, confirmed transfer, each call charged
   expect(lines).toContain('-20 submit POST /odata/v4/chaina-sign/SubmitVerifiedTransaction')
   expect(lines).toContain('-10 build POST /odata/v4/chaina-transaction/BuildSimpleAdaTransaction')
 }, 150_000)
+
+test('the chain-B steps anchor a document, follow its job to confirmed, verify it and read it under both spellings', async () => {
+  const steps = shBlockAfter('<!-- quickstart-steps')
+  const setUp = steps.slice(0, steps.indexOf('\n# 1.'))
+  const chainB = shBlockAfter('<!-- quickstart-chain-b-steps')
+  const run = await runSteps(`${setUp}\n${chainB}`.replaceAll('http://localhost:4004', server.url))
+  expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toMatchObject({ code: 0 })
+
+  expect(run.stdout).toMatch(/"status":"confirmed"/)
+  const lines = run.stdout.split('\n').map(line => line.trimEnd())
+  expect(lines).toContain('true')
+  const documents = lines.filter(line => line.includes('"payloadHash"'))
+  expect(documents).toHaveLength(2)
+  expect(JSON.parse(documents[0]).value).toEqual([expect.objectContaining({ status: 'anchored', anchorHeight: expect.any(Number) })])
+  expect(JSON.parse(documents[1]).value).toEqual(JSON.parse(documents[0]).value)
+
+  const charged = [...run.stderr.matchAll(/x-access-units-charged: (\d+)/g)].map(m => Number(m[1]))
+  // The anchor 25, then 1 a job look, the verification 2, and each document read 1.
+  expect(charged[0]).toBe(25)
+  expect(charged.slice(1, -3).every(units => units === 1)).toBe(true)
+  expect(charged.slice(-3)).toEqual([2, 1, 1])
+}, 150_000)

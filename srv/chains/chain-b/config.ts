@@ -188,7 +188,7 @@ export function devnetConfig(options: ChainBOptions = chainBOptions()): ChainBDe
   const test = profiles().includes('test')
   return {
     seed: read.string('devnetOptions.seed', DEFAULT_DEVNET_SEED),
-    blockTimeMs: read.number('devnetOptions.blockTimeMs', test ? 0 : 6000),
+    blockTimeMs: read.number('devnetOptions.blockTimeMs', test ? 0 : 2000),
     epochLength: read.number('devnetOptions.epochLength', 3600),
     activity: read.boolean('devnetOptions.activity', !test),
     stateDir: devnetStateDir(valueAt(options, 'devnetOptions.stateDir')),
