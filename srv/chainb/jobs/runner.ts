@@ -31,6 +31,7 @@ type JobRow = Job & { ID: string }
 export interface JobFailedEvent { jobId: string; owner: string; requestId: string | null; errorCode: string }
 
 const OPEN = [Job.status.queued, Job.status.running, Job.status.submitted]
+const WATCHED_AT_ONCE = 4
 
 /** The statements, built once the model is loaded. */
 let statements: { candidates: string; claim: string; renew: string } | undefined
@@ -158,12 +159,15 @@ export class JobRunner {
     } catch {
       return // watched again on the next tick
     }
-    for (const job of jobs) {
-      try {
-        await this.watch(chain, tipHeight, job)
-      } catch (error) {
-        if (!unavailable(error)) cds.log('chainb').warn(`watching job ${job.ID} failed`, error)
-      }
+    // A few lookups at a time: each is one small query of the upstream.
+    for (let at = 0; at < jobs.length; at += WATCHED_AT_ONCE) {
+      await Promise.all(jobs.slice(at, at + WATCHED_AT_ONCE).map(async job => {
+        try {
+          await this.watch(chain, tipHeight, job)
+        } catch (error) {
+          if (!unavailable(error)) cds.log('chainb').warn(`watching job ${job.ID} failed`, error)
+        }
+      }))
     }
   }
 
@@ -180,8 +184,7 @@ export class JobRunner {
       if (job.blockHeight !== tx.blockHeight) await privileged(() => UPDATE.entity(Jobs, job.ID).set({ blockHeight: tx.blockHeight }))
       return
     }
-    const block = await chain.port.block({ hash: tx.blockHash })
-    const inclusion: Inclusion = { txHash: tx.hash, blockHeight: tx.blockHeight, at: iso((block?.timestamp ?? Date.now() / 1000) * 1000) }
+    const inclusion: Inclusion = { txHash: tx.hash, blockHeight: tx.blockHeight, at: iso(tx.blockTimestamp * 1000) }
     await this.confirm(job, inclusion)
   }
 

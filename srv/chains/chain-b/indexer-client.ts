@@ -42,9 +42,9 @@ export class IndexerClient implements ChainBPort {
     return data.block ? toBlock(data.block) : null
   }
 
-  async transactions(offset: TransactionOffset): Promise<(ChainBTransaction & { blockHeight: number; blockHash: string })[]> {
+  async transactions(offset: TransactionOffset): Promise<(ChainBTransaction & { blockHeight: number; blockHash: string; blockTimestamp: number })[]> {
     const data = await this.query<{ transactions: WireTransaction[] }>(TRANSACTIONS_QUERY, { offset })
-    return data.transactions.map(tx => ({ ...toTransaction(tx), blockHeight: tx.block!.height, blockHash: tx.block!.hash }))
+    return data.transactions.map(tx => ({ ...toTransaction(tx), blockHeight: tx.block!.height, blockHash: tx.block!.hash, blockTimestamp: tx.block!.timestamp }))
   }
 
   async contractAction(address: string, offset?: { blockOffset: BlockOffset } | { transactionOffset: TransactionOffset }): Promise<(ChainBContractAction & { state: string }) | null> {

@@ -39,7 +39,7 @@ export const BLOCK_QUERY = `query ChainBBlock($offset: BlockOffset) {
 ${BLOCK_FRAGMENTS}`
 
 export const TRANSACTIONS_QUERY = `query ChainBTransactions($offset: TransactionOffset!) {
-  transactions(offset: $offset) { ...TransactionFields block { height hash } }
+  transactions(offset: $offset) { ...TransactionFields block { height hash timestamp } }
 }
 ${[TRANSACTION_FIELDS, ACTION_FIELDS, UTXO_FIELDS].join('\n')}`
 
@@ -83,7 +83,7 @@ export interface WireTransaction {
   zswapMerkleTreeRoot?: string
   zswapStartIndex?: number
   zswapEndIndex?: number
-  block?: { height: number; hash: string }
+  block?: { height: number; hash: string; timestamp: number }
 }
 export interface WireBlock {
   hash: string

@@ -120,8 +120,8 @@ export interface ChainBPort {
   /** The latest block (`block` without an offset). */
   tip(): Promise<ChainBBlock>
   block(offset: BlockOffset): Promise<ChainBBlock | null>
-  /** A transaction and the height and hash of its block. */
-  transactions(offset: TransactionOffset): Promise<(ChainBTransaction & { blockHeight: number; blockHash: string })[]>
+  /** A transaction and the height, hash and time of its block. */
+  transactions(offset: TransactionOffset): Promise<(ChainBTransaction & { blockHeight: number; blockHash: string; blockTimestamp: number })[]>
   /** The contract's latest action (with its state), or the one at an offset. */
   contractAction(address: string, offset?: { blockOffset: BlockOffset } | { transactionOffset: TransactionOffset }): Promise<(ChainBContractAction & { state: string }) | null>
   currentEpoch(): Promise<ChainBEpoch | null>

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { IncomingMessage, ServerResponse, Server } from 'node:http'
 import { execute, parse, subscribe, validate, type DocumentNode, type ExecutionResult, GraphQLError } from 'graphql'
+import { LRUCache } from 'lru-cache'
 import { WebSocketServer, type WebSocket } from 'ws'
 import type { SponsoredCall } from '../port.ts'
 import { indexerSchema, rootValue } from './graphql.ts'
@@ -90,7 +91,21 @@ async function run(query: string, variables: Record<string, unknown> | undefined
   return execute({ schema: indexerSchema(), document, rootValue: root, variableValues: variables ?? {}, operationName })
 }
 
+/**
+ * Documents that parsed and validated, by their text: clients send the same few queries over and
+ * over, and parsing and validating them again cost more than answering them.
+ */
+const validDocuments = new LRUCache<string, DocumentNode>({ max: 200 })
+
 function parseDocument(query: string): DocumentNode | ExecutionResult {
+  const known = validDocuments.get(query)
+  if (known) return known
+  const parsed = parseAndValidate(query)
+  if ('kind' in parsed) validDocuments.set(query, parsed)
+  return parsed
+}
+
+function parseAndValidate(query: string): DocumentNode | ExecutionResult {
   let document: DocumentNode
   try {
     document = parse(query)
