@@ -22,6 +22,7 @@ export function stableErrorCodes(error: any, req: any, res: any, next: (error: u
   if (database === 'value') return next(new ApiError(400, 'INVALID_VALUE', 'A value is out of range or of a kind the database cannot store'))
   if (status === 501) return next(unsupported(String(error.message ?? '')))
   if (failedParsingTheUrl(error)) return next(misunderstoodUrl(error, req))
+  if (refusedByTheQueryCompiler(error, req)) return next(new ApiError(400, 'INVALID_QUERY', `The query cannot be run: ${String(error.message).slice(0, 200)}`))
   if (status >= 500 && !(error instanceof ApiError) && !isStableCode(error.code)) return next(unexpected(error, req))
   if (isBodyNotAnObject(error, req)) return next(new ApiError(400, 'INVALID_BODY', 'The body must be a JSON object of the operation\'s parameters'))
   if (error.code === 'ASSERT_MANDATORY') error.code = 'MISSING_PARAMETER'
@@ -57,6 +58,15 @@ function unsupported(message: string): ApiError {
  * URL is a URL it cannot understand. Logged, so such cases can be named one day.
  */
 const failedParsingTheUrl = (error: any) => error instanceof TypeError && /[\\/]libx[\\/]odata[\\/]parse[\\/]/.test(String(error.stack))
+
+/**
+ * A read's query that the database layer's query compiler refuses (a path through an association
+ * beyond its keys, say) is the caller's expression at fault; its message names the problem.
+ */
+function refusedByTheQueryCompiler(error: any, req: any): boolean {
+  const read = req?.method === 'GET' || req?.method === 'HEAD'
+  return read && !(error instanceof ApiError) && /[\\/]@cap-js[\\/]db-service[\\/]lib[\\/](cqn4sql|infer)/.test(String(error.stack))
+}
 
 function misunderstoodUrl(error: any, req: any): ApiError {
   cds.log('server').warn(`the OData parser failed on ${String(req?.originalUrl ?? '').slice(0, 200)} (request id ${requestIdOf(req)}): ${error.message}`)

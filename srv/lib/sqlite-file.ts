@@ -7,8 +7,12 @@ const SQLiteService = defaultExport<any>(sqlite)
  * SQLite for a database file (development, self-hosted): WAL (CAP's default for files) with
  * `synchronous = NORMAL`. A crash of the process loses no committed transaction; a power loss may
  * lose the last ones, never consistency. With the default FULL every commit waits for the disk,
- * which made each metered call (two small commits) several times slower.
+ * which made each metered call (two small commits) several times slower. Another process writing
+ * the same file (the gateway's command line, a second server) is waited for, up to BUSY_TIMEOUT_MS,
+ * instead of failing at once.
  */
+const BUSY_TIMEOUT_MS = 5000
+
 export default class SQLiteFileService extends SQLiteService {
   get factory() {
     const factory = super.factory
@@ -16,7 +20,7 @@ export default class SQLiteFileService extends SQLiteService {
       ...factory,
       create: async (tenant: string) => {
         const connection = await factory.create(tenant)
-        if (this.url4(tenant) !== ':memory:') connection.exec('PRAGMA synchronous = NORMAL')
+        if (this.url4(tenant) !== ':memory:') connection.exec(`PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
         return connection
       },
     }

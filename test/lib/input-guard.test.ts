@@ -152,3 +152,8 @@ test('a name in $filter that only the JavaScript object prototype knows (constru
     expect([filter, response.status, response.data.error?.code]).toEqual([filter, 400, expect.stringMatching(/^(INVALID_QUERY|UNKNOWN_PROPERTY|INVALID_URL|BAD_REQUEST)$/)])
   }
 })
+
+test('a query the database layer cannot compile (ordering by a path beyond an association\'s keys next to $select of it) is 400 INVALID_QUERY', async () => {
+  const response = await GET(`/odata/v4/chaina-odata/AddressTransactions?$orderby=${encodeURIComponent('owner/address asc')}&$select=owner`)
+  expect([response.status, response.data.error?.code]).toEqual([400, 'INVALID_QUERY'])
+})
