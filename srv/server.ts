@@ -36,7 +36,10 @@ export default async function server(options: any) {
     answerClientErrors(server, uncharged)
     answerTheRest(cds.app)
     // Until it listens, a failure to start ends the process as usual.
-    if (typeof (globalThis as any).test !== 'function') keepServingOnUncaughtErrors()
+    if (typeof (globalThis as any).test !== 'function') {
+      keepServingOnUncaughtErrors()
+      endWithinGraceAfterSignals()
+    }
   })
   return cds.server(options)
 }
@@ -81,4 +84,22 @@ export async function connectChainB(): Promise<void> {
     }
     throw error
   }
+}
+
+/** How long a stop signal leaves the shutdown listeners before the process ends anyway. */
+const SHUTDOWN_GRACE_MS = 10_000
+
+/**
+ * CAP ends the process once every shutdown listener has settled; one that never settles (work
+ * waiting on a database already closed, say) or that fails would keep it running after a stop
+ * signal. The process ends at the latest SHUTDOWN_GRACE_MS after the signal, saying so.
+ */
+function endWithinGraceAfterSignals() {
+  const arm = (signal: string) => () => {
+    setTimeout(() => {
+      cds.log('server').warn(`shutdown after ${signal} did not finish within ${SHUTDOWN_GRACE_MS} ms; ending the process`)
+      process.exit(0)
+    }, SHUTDOWN_GRACE_MS).unref()
+  }
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, arm(signal))
 }

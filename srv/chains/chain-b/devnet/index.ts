@@ -31,6 +31,7 @@ export class ChainBDevnet {
   private readonly chain: OpenedChain
   private readonly server: http.Server
   private timer: NodeJS.Timeout | undefined
+  private endSubscriptions: () => void = () => {}
 
   private constructor(options: ChainBDevnetOptions, chain: OpenedChain, server: http.Server, url: string) {
     this.options = options
@@ -46,7 +47,7 @@ export class ChainBDevnet {
     const chain = openChain({ seed: options.seed, epochLength: options.epochLength }, options.stateDir)
     const server = http.createServer()
     const served: { devnet?: ChainBDevnet } = {}
-    handleRequests(server, { ledger: chain.ledger, produceBlocks: count => served.devnet!.produceBlocks(count), status: () => served.devnet!.status() })
+    const endSubscriptions = handleRequests(server, { ledger: chain.ledger, produceBlocks: count => served.devnet!.produceBlocks(count), status: () => served.devnet!.status() })
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)
@@ -58,6 +59,7 @@ export class ChainBDevnet {
     }
     const { port } = server.address() as AddressInfo
     const devnet = new ChainBDevnet(options, chain, server, `http://${reachableHost(host)}:${port}`)
+    devnet.endSubscriptions = endSubscriptions
     served.devnet = devnet
     devnet.startProducer()
     return devnet
@@ -126,6 +128,7 @@ export class ChainBDevnet {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer)
     this.timer = undefined
+    this.endSubscriptions()
     if (this.server.listening) {
       this.server.closeAllConnections()
       await new Promise<void>(resolve => this.server.close(() => resolve()))

@@ -25,7 +25,11 @@ export interface DevnetControl {
 
 const MAX_BODY = 1024 * 1024
 
-export function handleRequests(server: Server, control: DevnetControl) {
+/**
+ * Serves the devnet's routes on `server`; answers a function that ends every subscription (an
+ * upgraded connection is no longer the HTTP server's: `server.close()` alone would wait for it).
+ */
+export function handleRequests(server: Server, control: DevnetControl): () => void {
   const root = rootValue(control.ledger)
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     route(request, response, control, root).catch(error => answer(response, 500, { error: { code: 'DEVNET_ERROR', message: (error as Error).message } }))
@@ -36,6 +40,10 @@ export function handleRequests(server: Server, control: DevnetControl) {
     sockets.handleUpgrade(request, socket, head, ws => serveSubscriptions(ws, root))
   })
   server.on('close', () => sockets.close())
+  return () => {
+    for (const client of sockets.clients) client.terminate()
+    sockets.close()
+  }
 }
 
 async function route(request: IncomingMessage, response: ServerResponse, control: DevnetControl, root: object) {
