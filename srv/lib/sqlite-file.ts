@@ -8,19 +8,28 @@ const SQLiteService = defaultExport<any>(sqlite)
  * `synchronous = NORMAL`. A crash of the process loses no committed transaction; a power loss may
  * lose the last ones, never consistency. With the default FULL every commit waits for the disk,
  * which made each metered call (two small commits) several times slower. Another process writing
- * the same file (the gateway's command line, a second server) is waited for, up to BUSY_TIMEOUT_MS,
- * instead of failing at once.
+ * the same file (the gateway's command line while a server runs) is waited for, up to
+ * BUSY_TIMEOUT_MS, instead of failing at once: transactions on a file begin IMMEDIATE, taking the
+ * write lock first, because a deferred one that read before the other process wrote cannot wait
+ * for it (SQLite fails its first write at once, "database is locked").
  */
 const BUSY_TIMEOUT_MS = 5000
 
 export default class SQLiteFileService extends SQLiteService {
+  exec(sql: string) {
+    return super.exec(sql === 'BEGIN' && this.dbc?.beginsImmediate ? 'BEGIN IMMEDIATE' : sql)
+  }
+
   get factory() {
     const factory = super.factory
     return {
       ...factory,
       create: async (tenant: string) => {
         const connection = await factory.create(tenant)
-        if (this.url4(tenant) !== ':memory:') connection.exec(`PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
+        if (this.url4(tenant) !== ':memory:') {
+          connection.exec(`PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
+          connection.beginsImmediate = true
+        }
         return connection
       },
     }

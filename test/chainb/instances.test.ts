@@ -58,20 +58,27 @@ const stopAll = async (servers: (RunningServer | undefined)[]) => {
   }
 }
 
-// SQLite serves one process at a time; two instances share a database only on PostgreSQL.
-if (!onPostgres()) process.stdout.write('test/chainb/instances.test.ts: two instances on one database need PostgreSQL (CDS_ENV=pg); skipped on SQLite\n')
-;(onPostgres() ? describe : describe.skip)('two server processes on one PostgreSQL, one devnet', () => {
+describe('two server processes on one database (PostgreSQL, or one SQLite file), one devnet', () => {
   let devnet: StandaloneChainB
   const servers: RunningServer[] = []
+  let folder: string | undefined
 
   beforeAll(async () => {
-    devnet = await startStandaloneChainB()
     // A lease far longer than a tick: a job is only taken over when its instance is really gone.
-    servers.push(...await Promise.all([startAppServer(devnet, { CHAIN_B_JOBS_LEASE_MS: '10000' }), startAppServer(devnet, { CHAIN_B_JOBS_LEASE_MS: '10000' })]))
-  }, 60_000)
+    const shared: NodeJS.ProcessEnv = { CHAIN_B_JOBS_LEASE_MS: '10000' }
+    if (!onPostgres()) {
+      folder = mkdtempSync(join(tmpdir(), 'cag-chainb-instances-'))
+      shared.CDS_REQUIRES_DB_CREDENTIALS_URL = join(folder, 'shared.sqlite')
+    }
+    devnet = await startStandaloneChainB()
+    // The first creates the SQLite file's schema; the second joins it.
+    servers.push(await startAppServer(devnet, shared))
+    servers.push(await startAppServer(devnet, shared))
+  }, 90_000)
   afterAll(async () => {
     await stopAll(servers)
     await devnet?.stop()
+    if (folder) rmSync(folder, { recursive: true, force: true })
   })
 
   test('30 anchors sent alternately to both: each job confirmed exactly once, attempt 1, one vault call each on the devnet', async () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { startServer, type RunningServer } from '../support/server.ts'
+import { startServer, stopAndWait, type RunningServer } from '../support/server.ts'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -26,10 +26,10 @@ beforeAll(async () => {
   delete env.CDS_ENV
 }, 10_000)
 
-afterAll(() => {
-  server?.stop()
+afterAll(async () => {
+  if (server) await stopAndWait(server)
   rmSync(dataDir, { recursive: true, force: true })
-})
+}, 30_000)
 
 async function start() {
   server = await startServer('npm', ['start'], { cwd: root, env })

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startServer, type RunningServer } from '../support/server.ts'
+import { startServer, stopAndWait, type RunningServer } from '../support/server.ts'
 
 /**
  * An exception or a rejection that escapes every handler is logged with its stack and the server
@@ -26,10 +26,10 @@ beforeAll(async () => {
   server = await startServer(join(root, 'node_modules', '.bin', 'cds-serve'), [], { cwd: root, env })
 }, 60_000)
 
-afterAll(() => {
-  server?.stop()
+afterAll(async () => {
+  if (server) await stopAndWait(server)
   rmSync(dataDir, { recursive: true, force: true })
-})
+}, 30_000)
 
 test('a stray exception and an unhandled rejection are logged with their stacks, and the server answers on', async () => {
   writeFileSync(trigger, '')

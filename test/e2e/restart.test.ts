@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Output } from '../../srv/chains/chain-a/devnet/types.ts'
 import { buildTx, runCommand } from '../support/devnet.ts'
-import { startServer, type RunningServer } from '../support/server.ts'
+import { startServer, stopAndWait, type RunningServer } from '../support/server.ts'
 
 /**
  * `npm start` twice on the same data folder serves the same chain-A devnet chain: the chain lives
@@ -39,8 +39,7 @@ async function start(): Promise<string> {
 
 async function stop() {
   if (!server) return
-  server.stop()
-  await server.exited
+  await stopAndWait(server)
   server = undefined
 }
 

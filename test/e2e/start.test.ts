@@ -1,4 +1,4 @@
-import { startServer, type RunningServer } from '../support/server.ts'
+import { startServer, stopAndWait, type RunningServer } from '../support/server.ts'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -21,10 +21,10 @@ beforeAll(async () => {
   url = server.url
 }, 60_000)
 
-afterAll(() => {
-  server?.stop()
+afterAll(async () => {
+  if (server) await stopAndWait(server)
   rmSync(dataDir, { recursive: true, force: true })
-})
+}, 30_000)
 
 test('the read service answers the tip of the embedded devnet to alice', async () => {
   const response = await fetch(`${url}/odata/v4/chaina-odata/Blocks?$orderby=height desc&$top=1&$select=height,hash,time`, {

@@ -61,3 +61,16 @@ export function startServer(command: string, args: string[], options: { cwd: str
     })
   })
 }
+
+/**
+ * Stops a server and waits until every process of its group has ended (npm ends at once; the
+ * server after its shutdown, within its grace period), so nothing writes into its folder anymore.
+ * A group still running after `graceMs` is killed.
+ */
+export async function stopAndWait(server: RunningServer, graceMs = 15_000): Promise<void> {
+  server.stop()
+  await server.exited
+  const deadline = Date.now() + graceMs
+  while (server.groupRunning() && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 100))
+  if (server.groupRunning()) server.stop('SIGKILL')
+}
