@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { ChainBDevnet } from '../srv/chains/chain-b/devnet/index.ts'
-import { figures, printLine, printRatio, printValue, sample, type Figures } from './measure.ts'
+import { printLine, printRatio, printValue, sample } from './measure.ts'
 
 /**
  * Chain B on its devnet (in-process server, test profile: SQLite in memory, finality depth 1):
@@ -32,12 +32,12 @@ export async function chainBBenchmarks({ url, devnet, rounds }: { url: string; d
   printLine('anchorDocument accepted as a job (target p50 ≤ 20 ms)', accept)
   await drain(devnet, call)
 
-  const onDemand = await timed(Math.min(rounds, 50), async () => untilConfirmed((await anchor()).jobId, true))
+  const onDemand = await sample(Math.min(rounds, 50), async () => untilConfirmed((await anchor()).jobId, true))
   printLine('anchor request to confirmed, blocks on demand', onDemand)
 
   const clock = setInterval(() => devnet.produceBlock(), 1000)
   try {
-    const onClock = await timed(Math.min(rounds, 10), async () => untilConfirmed((await anchor()).jobId, false))
+    const onClock = await sample(Math.min(rounds, 10), async () => untilConfirmed((await anchor()).jobId, false))
     printLine('anchor request to confirmed, a block every 1 s', onClock)
   } finally {
     clearInterval(clock)
@@ -58,16 +58,6 @@ export async function chainBBenchmarks({ url, devnet, rounds }: { url: string; d
   const plugin = await sample(rounds, () => call('GET', `/api/v1/chainb/Documents(${documentId})`))
   printLine('the same under /api/v1/chainb', plugin)
   printRatio('/api/v1/chainb / /odata/v4/chainb (1.0 within noise)', plugin, document)
-}
-
-async function timed(rounds: number, once: () => Promise<unknown>): Promise<Figures> {
-  const times: number[] = []
-  for (let i = 0; i < rounds; i++) {
-    const started = performance.now()
-    await once()
-    times.push(performance.now() - started)
-  }
-  return figures(times)
 }
 
 /** Lets the jobs of a latency sample finish before the next figure, so they do not skew it. */
