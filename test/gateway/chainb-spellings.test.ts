@@ -140,3 +140,26 @@ describe('a repeated write with the same idempotency key is charged once', () =>
     expect(again.headers['x-access-units-charged']).toBe('0')
   })
 })
+
+describe('a second key through the gateway sees and changes nothing of the first key\'s chain-B records', () => {
+  test.each(SPELLINGS)('$name spelling', async ({ chainb }) => {
+    const sha256 = cds.utils.uuid().replace(/-/g, '').padEnd(64, 'b')
+    const first = JSON.parse((await request('POST', `${chainb}/anchorDocument`, JSON.stringify({ sha256 }))).body)
+    const other = await issueTestKey({ units: 100 })
+    const asOther = (method: string, target: string, body = '') =>
+      rawRequest(app.url, method, target, { Authorization: `Bearer ${other.key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body)
+
+    const status = await asOther('POST', `${chainb}/getJobStatus`, JSON.stringify({ jobId: first.jobId }))
+    expect([status.status, JSON.parse(status.body).error.code]).toEqual([404, 'JOB_NOT_FOUND'])
+    for (const set of ['Jobs', 'Documents']) expect(JSON.parse((await asOther('GET', `${chainb}/${set}?$count=true`)).body)['@odata.count']).toBe(0)
+    const byKey = await asOther('GET', `${chainb}/Documents(${first.documentId})`)
+    expect(byKey.status).toBe(404)
+    const verify = await asOther('GET', `${chainb}/verifyDocument(documentId=${first.documentId},providedSha256='${sha256}')`)
+    expect(verify.status).toBe(404)
+    // Granting on the first key's payload is refused as if it did not exist.
+    const grant = await asOther('POST', `${chainb}/grantDisclosure`, JSON.stringify({ payloadHash: sha256, grantee: 'c'.repeat(64), level: 1 }))
+    expect([grant.status, JSON.parse(grant.body).error.code]).toEqual([404, 'DOCUMENT_NOT_FOUND'])
+    // The two list reads cost 1 each; every refusal is refunded.
+    expect(await balanceOf(other.id)).toBe(100 - 2)
+  })
+})
