@@ -6,7 +6,8 @@ import { checkNotAnchored, metadataHashOf } from './documents.ts'
 import { attesterIdOf } from './identity.ts'
 import { hash32, idempotencyKeyOf, optionalHash32, optionalText, requiredText } from './inputs.ts'
 import { DocumentKind } from './jobs/kinds.ts'
-import { canonicalJson, enqueue } from './jobs/queue.ts'
+import { canonicalJson } from '../lib/canonical-json.ts'
+import { enqueue } from './jobs/queue.ts'
 
 const { INSERT } = cds.ql
 

@@ -1,6 +1,7 @@
 import cds from '@sap/cds'
 import { createHash, randomBytes } from 'node:crypto'
 import { Job, Jobs } from '#cds-models/chainb'
+import { canonicalJson } from '../../lib/canonical-json.ts'
 import { ApiError } from '../../lib/errors.ts'
 import { ownerOf } from '../../lib/ownership.ts'
 import { runWrite, tableOf } from '../../lib/plain-sql.ts'
@@ -28,15 +29,6 @@ export interface QueuedJob {
   command: JobCommand
   /** True when an earlier request with the same key and payload made the job. */
   replay: boolean
-}
-
-/** JSON with the keys of every object sorted: one text for one payload, whatever the key order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-  if (value && typeof value === 'object')
-    return `{${Object.keys(value).sort().filter(key => (value as Record<string, unknown>)[key] !== undefined)
-      .map(key => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`).join(',')}}`
-  return JSON.stringify(value)
 }
 
 export const fingerprintOf = (kind: string, params: Record<string, unknown>) =>
