@@ -11,12 +11,15 @@ namespace chainb;
 /** A SHA-256 digest or a 32-byte id, lowercase hex. */
 type Digest : String(64);
 
-/** What a job does: one vault circuit per write; proveAttestation is the proofs' (next issue). */
-/** Enums named by types: an element named `kind` cannot carry an inline enum (cds-typer's static `kind`). */
+/**
+ * What a job does: one vault call per write. proveAttestation proves its claims first (the
+ * service's prover), sponsorAttestation records a proof the caller made.
+ * Enums named by types: an element named `kind` cannot carry an inline enum (cds-typer's static `kind`).
+ */
 type DocumentKind    : String(16) enum { document; agentOutput = 'agent-output'; commitment };
 type AttestationKind : String(24) enum { fieldPredicate = 'field-predicate'; fieldEquality = 'field-equality'; fieldMembership = 'field-membership'; documentIntegrity = 'document-integrity'; documentDiff = 'document-diff' };
 
-type JobKind : String(24) enum { anchorDocument; revealAnchor; commitDocumentAnchor; attestAgentOutput; grantDisclosure; revokeDisclosure; proveAttestation };
+type JobKind : String(24) enum { anchorDocument; revealAnchor; commitDocumentAnchor; attestAgentOutput; grantDisclosure; revokeDisclosure; proveAttestation; sponsorAttestation };
 
 /**
  * Every write is a job: queued → running (claimed by one runner, under a lease) → submitted (the
@@ -100,18 +103,34 @@ entity AgentOutputAttestations : common.Owned {
       createdAt    : Timestamp @cds.on.insert: $now;
 }
 
-/** Zero-knowledge attestations of a document's fields; recorded by the proofs (next issue). */
+/**
+ * A zero-knowledge claim about anchored documents: pending (queued, proving, submitted) → proven
+ * (its proof verified and the vault recorded it, finalityDepth deep) or failed. Never holds a
+ * value or a salt: the claim is what the proof states publicly.
+ */
 entity Attestations : common.Owned {
-  key ID           : UUID;
-      kind         : AttestationKind not null;
-      payloadHash  : Digest not null;
-      claim        : LargeString;
-      proof        : LargeString;
-      status       : String(10) enum { pending; proven; failed } not null default 'pending';
-      job          : Association to Jobs;
-      provenTxHash : Digest;
-      provenAt     : Timestamp;
-      createdAt    : Timestamp @cds.on.insert: $now;
+  key ID            : UUID;
+      kind          : AttestationKind not null;
+      /** The circuit the proof is for (zk/circuits; its keys under /zk-config/<circuitId>/). */
+      circuitId     : String(32) not null;
+      payloadHash   : Digest not null;
+      /** The second document of an integrity or diff claim. */
+      payloadHashB  : Digest;
+      /** What the claim states, JSON: fieldKey, predicate, threshold and scale; expectedDigest; setRoot; allowedMask; k. */
+      claim         : LargeString;
+      /** The Groth16 proof as snarkjs writes it, JSON (once proved). */
+      proof         : LargeString;
+      /** The proof's public signals, a JSON array of decimal texts, in the circuit's order. */
+      publicSignals : LargeString;
+      attesterId    : Digest;
+      status        : String(10) enum { pending; proven; failed } not null default 'pending';
+      /** The claim's place in its job (a batch proves up to 8). */
+      batchIndex    : Integer not null default 0;
+      job           : Association to Jobs;
+      provenTxHash  : Digest;
+      provenHeight  : Integer;
+      provenAt      : Timestamp;
+      createdAt     : Timestamp @cds.on.insert: $now;
 }
 
 entity DisclosureGrants : common.Owned {

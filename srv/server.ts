@@ -9,6 +9,7 @@ import { guardInputs } from './lib/input-guard.ts'
 import { followRouteAliases } from './lib/route-aliases.ts'
 import { installGateway } from './gateway/index.ts'
 import { gatewayConfig } from './gateway/config.ts'
+import { serveZkConfig } from './zk-config/index.ts'
 
 /**
  * Bootstrap: creates or upgrades a SQLite file database, connects chain A before the services are
@@ -31,6 +32,7 @@ export default async function server(options: any) {
   const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
   cds.on('bootstrap', (app: any) => app.use(assignRequestId, refuseHostileTargets(uncharged), followRouteAliases))
   if (installGateway()) cds.log('gateway').info('hosted gateway on: API keys, metering and route gating in front of every route')
+  cds.on('bootstrap', (app: any) => app.use('/zk-config', serveZkConfig))
   cds.on('served', services => guardInputs(Object.values(services)))
   cds.on('listening', ({ server }: any) => {
     answerClientErrors(server, uncharged)

@@ -1,11 +1,12 @@
 import cds from '@sap/cds'
 import type { ChainBPort } from '../chains/chain-b/port.ts'
-import type { VaultKey } from '../chains/chain-b/vault.ts'
+import type { VaultKey, VaultState } from '../chains/chain-b/vault.ts'
+import type { ZeroKnowledge } from '../chains/chain-b/zk/index.ts'
 
 /**
  * What this service needs of the chain-b service (`cds.requires['chain-b']`, srv/chains/chain-b):
- * the port, the vault's address and the finality depth, the attester key of a subject and the
- * sponsor's key. Declared here as the narrow view the jobs use, so a test can connect another
+ * the port, the vault's address and the finality depth, the attester key of a subject, the
+ * sponsor's key, and the zero-knowledge prover and verifier. Declared here as the narrow view the jobs use, so a test can connect another
  * implementation of it under the same name.
  */
 export interface ChainBAccess {
@@ -14,6 +15,8 @@ export interface ChainBAccess {
   attesterKey(subject: string): VaultKey
   sponsorKey(): VaultKey
   ensureSponsorFunded(): Promise<void>
+  vaultState(): Promise<VaultState>
+  zk: ZeroKnowledge
 }
 
 export const chainB = () => cds.connect.to('chain-b') as unknown as Promise<ChainBAccess>

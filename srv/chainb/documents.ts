@@ -1,9 +1,10 @@
 import cds from '@sap/cds'
 import { randomBytes } from 'node:crypto'
 import { Document, Documents } from '#cds-models/chainb'
-import { anchorCommitment, decodeVaultState, DISCLOSURE_ROLES, sha256Hex, type VaultState } from '../chains/chain-b/vault.ts'
+import { anchorCommitment, DISCLOSURE_ROLES, sha256Hex, type VaultState } from '../chains/chain-b/vault.ts'
 import type { VaultCall } from '../chains/chain-b/port.ts'
-import { ApiError, notFound } from '../lib/errors.ts'
+import { parseField } from '../chains/chain-b/zk/field.ts'
+import { ApiError, badInput, notFound } from '../lib/errors.ts'
 import { ownedBy, ownerOf } from '../lib/ownership.ts'
 import { chainB } from './chain.ts'
 import { attesterIdOf } from './identity.ts'
@@ -38,7 +39,7 @@ export async function anchorDocument(req: cds.Request) {
   const metadata = metadataText(data.metadata)
   const params = {
     sha256, metadata, contentType: optionalText(data.contentType, 'contentType', 255), size: optionalSize(data.size),
-    storageRef: optionalText(data.storageRef, 'storageRef', 500), nonce: optionalHash32(data.nonce, 'nonce'),
+    storageRef: optionalText(data.storageRef, 'storageRef', 500), nonce: optionalHash32(data.nonce, 'nonce'), ...contentRootOf(data),
   }
   const idempotencyKey = idempotencyKeyOf(data.idempotencyKey)
   const metadataHash = metadataHashOf(metadata)
@@ -46,9 +47,10 @@ export async function anchorDocument(req: cds.Request) {
   if (commitment) await committedByCaller(commitment)
   if (!idempotencyKey) await checkNotAnchored(sha256)
   const documentId = cds.utils.uuid()
+  const root: Record<string, string> = params.contentRoot ? { contentRoot: params.contentRoot, schemaId: params.schemaId! } : {}
   const call: VaultCall = commitment
-    ? { circuit: 'revealAnchor', args: { payloadHash: sha256, metadataHash, nonce: params.nonce! } }
-    : { circuit: 'attest', args: { payloadHash: sha256, metadataHash } }
+    ? { circuit: 'revealAnchor', args: { payloadHash: sha256, metadataHash, nonce: params.nonce!, ...root } }
+    : { circuit: 'attest', args: { payloadHash: sha256, metadataHash, ...root } }
   const job = await enqueue(req, { kind: commitment ? 'revealAnchor' : 'anchorDocument', params, idempotencyKey, command: { call, documentId } }, async jobId => {
     if (idempotencyKey) await checkNotAnchored(sha256)
     await INSERT.into(Documents).entries({
@@ -57,6 +59,15 @@ export async function anchorDocument(req: cds.Request) {
     })
   })
   return { jobId: job.ID, status: job.status, documentId: job.command.documentId }
+}
+
+/** A content root (from prepareDocumentProof) and its schema id: both or neither. */
+function contentRootOf(data: { contentRoot?: unknown; schemaId?: unknown }): { contentRoot?: string; schemaId?: string } {
+  const contentRoot = optionalHash32(data.contentRoot, 'contentRoot')
+  const schemaId = optionalHash32(data.schemaId, 'schemaId')
+  if (!contentRoot !== !schemaId) throw badInput('INVALID_CONTENT_ROOT', 'contentRoot and schemaId (both from prepareDocumentProof) go together', contentRoot ? 'schemaId' : 'contentRoot')
+  if (contentRoot && parseField(contentRoot) === undefined) throw badInput('INVALID_CONTENT_ROOT', "contentRoot must be below the BN254 field's prime (as prepareDocumentProof answers it)", 'contentRoot')
+  return contentRoot ? { contentRoot, schemaId } : {}
 }
 
 /** A reveal needs the caller's own commitment, confirmed on the vault. */
@@ -86,12 +97,7 @@ export async function commitDocumentAnchor(req: cds.Request) {
   return { jobId: job.ID, status: job.status, documentId: job.command.documentId }
 }
 
-export async function vaultState(): Promise<VaultState> {
-  const chain = await chainB()
-  const action = await chain.port.contractAction(chain.settings.vaultAddress)
-  if (!action) throw new ApiError(503, 'CHAIN_B_UNAVAILABLE', 'the attestation vault is not deployed on chain B')
-  return decodeVaultState(action.state)
-}
+export const vaultState = async (): Promise<VaultState> => (await chainB()).vaultState()
 
 async function blockTime(height: number): Promise<string | null> {
   const block = await (await chainB()).port.block({ height })

@@ -9,16 +9,7 @@ import { DISCLOSURE_ROLES, type DisclosureRole } from '../chains/chain-b/vault.t
 /** Metadata is stored with the document and hashed into the anchor; larger is refused. */
 export const MAX_METADATA_BYTES = 4096
 
-const HEX_32 = /^[0-9a-fA-F]{64}$/
-
-/** A SHA-256 digest or a 32-byte id: 64 hex characters, answered lowercase. */
-export function hash32(value: unknown, name: string): string {
-  if (typeof value !== 'string' || !HEX_32.test(value)) throw badInput('INVALID_HASH', `${name} must be 64 hex characters (a SHA-256 digest)`, name)
-  return value.toLowerCase()
-}
-
-export const optionalHash32 = (value: unknown, name: string): string | undefined =>
-  value === undefined || value === null || value === '' ? undefined : hash32(value, name)
+export { hash32, optionalHash32 } from '../lib/hash-inputs.ts'
 
 export function metadataText(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined

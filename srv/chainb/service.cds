@@ -73,6 +73,90 @@ service ChainBService {
     finishedAt   : Timestamp;
   }
 
+  type AttestationAccepted {
+    jobId         : UUID;
+    status        : String(12);
+    attestationId : UUID;
+  }
+
+  type AcceptedClaim {
+    attestationId : UUID;
+    kind          : String(24);
+    /** What the claim states, JSON (as Attestations.claim). */
+    claim         : LargeString;
+  }
+
+  type BatchAccepted {
+    jobId             : UUID;
+    status            : String(12);
+    claims            : many AcceptedClaim;
+    /** Claims given more than once, proven once. */
+    droppedDuplicates : Integer;
+  }
+
+  type PreparedField {
+    field       : String(256);
+    /** The field's slot (0..15): its place in proofFieldsJson. */
+    slot        : Integer;
+    fieldKey    : String(64);
+    kind        : String(5);
+    scale       : String(20);
+    /** The value as the document holds it, as text. */
+    value       : LargeString;
+    /** uint fields: value × scale. */
+    scaledValue : String(20);
+    /** bytes fields: SHA-256 of the text. */
+    valueDigest : String(64);
+    salt        : String(64);
+    leaf        : String(64);
+    siblings    : many String(64);
+    /** true: the node at that level is the left child. */
+    dirs        : many Boolean;
+  }
+
+  type SlotDescriptor {
+    fieldKey : String(64);
+    /** 0 uint, 1 bytes, 2 padding */
+    kind     : Integer;
+    scale    : String(20);
+  }
+
+  type OpenedSlot {
+    ![key] : String(64);
+    /** 0 uint, 1 bytes, 2 absent or padding */
+    kind  : Integer;
+    scale : String(20);
+    value : String(78);
+  }
+
+  type Opening {
+    saltSeed : String(64);
+    slots    : many OpenedSlot;
+  }
+
+  type DocumentProof {
+    payloadHash       : Sha256;
+    canonicalDocument : LargeString;
+    contentRoot       : String(64);
+    schemaId          : Sha256;
+    fields            : many PreparedField;
+    emptyFields       : many String(256);
+    schema            : many SlotDescriptor;
+    leaves            : many String(64);
+    /** Every slot's content and the salt seed: keep it (integrity and diff claims need it); it reveals the fields. */
+    opening           : Opening;
+  }
+
+  type MembershipSet {
+    setRoot         : String(64);
+    memberCount     : Integer;
+    /** The members' digests (field elements of their SHA-256), ascending. */
+    members         : many String(64);
+    /** The value's path in the set (when value or valueDigest is given), JSON arrays. */
+    setSiblingsJson : LargeString;
+    setDirsJson     : LargeString;
+  }
+
   type AttesterIdentity {
     /** The caller's attester id: what a grantee gives a granter for grantDisclosure. */
     attesterId : Sha256;
@@ -99,10 +183,12 @@ service ChainBService {
   /**
    * Anchors a document by its SHA-256 (the vault's attest circuit). With `nonce`, reveals the
    * caller's confirmed commitment of the same sha256, metadata and nonce (revealAnchor).
-   * `metadata`: at most 4096 bytes of UTF-8.
+   * `metadata`: at most 4096 bytes of UTF-8. With `contentRoot` and `schemaId` (from
+   * prepareDocumentProof, whose payloadHash is then the sha256), the content root is anchored too:
+   * the document's fields can then be proven.
    */
   action anchorDocument(sha256 : String not null, contentType : String(255), size : Int64, storageRef : String(500), metadata : LargeString,
-                        idempotencyKey : String(128), nonce : String) returns JobAccepted;
+                        idempotencyKey : String(128), nonce : String, contentRoot : String, schemaId : String) returns JobAccepted;
   /** The salted commitment of a document, computed here and recorded nowhere (no job). */
   action prepareAnchorCommitment(sha256 : String not null, metadata : LargeString, nonce : String) returns AnchorCommitment;
   /** Records a commitment (from prepareAnchorCommitment) on the vault: the document stays hidden until anchorDocument reveals it. */
@@ -120,6 +206,48 @@ service ChainBService {
   function getAttesterIdentity() returns AttesterIdentity;
   /** A document by its payload hash, with the fields the caller's on-chain disclosure level allows (all for its owner). */
   function getDocument(payloadHash : String not null) returns DocumentView;
+
+  /**
+   * The salted content root of a document over up to 16 proof fields (paths, or { field, kind?,
+   * scale? }), with each field's salt and path: what anchorDocument and the proofs need. Computed
+   * here, recorded nowhere. The same document, fields and saltSeed give the same root (README, Content roots).
+   */
+  action prepareDocumentProof(documentJson : LargeString not null, proofFieldsJson : LargeString not null, saltSeed : String) returns DocumentProof;
+  /** The root of a set of up to 64 allowed texts, and the path of `value` (or of valueDigest) in it. */
+  action prepareMembershipSet(allowedValuesJson : LargeString not null, value : LargeString, valueDigest : String) returns MembershipSet;
+
+  /**
+   * Proves that a uint field of an anchored document compares to a threshold (predicate
+   * lessOrEqual, greaterOrEqual, lessThan, greaterThan) without revealing it; value and threshold in
+   * the field's units, scale as prepareDocumentProof answered (default 1000). A job: poll getJobStatus.
+   */
+  action issueFieldPredicateAttestation(payloadHash : String not null, fieldKey : String not null, value : String not null, fieldSalt : String not null,
+                                        siblingsJson : LargeString not null, dirsJson : LargeString not null, predicate : String not null, threshold : String not null,
+                                        scale : String, unit : String(40), contentRoot : String, idempotencyKey : String(128)) returns AttestationAccepted;
+  /** Up to 8 claims about one or more anchored documents in one job and one transaction (README lists the claim forms). */
+  action issueFieldPredicateAttestationBatch(payloadHash : String, claimsJson : LargeString not null, idempotencyKey : String(128)) returns BatchAccepted;
+  /** Proves that a bytes field holds the text expectedValue (or the text whose SHA-256 is expectedDigest). */
+  action issueFieldEqualityAttestation(payloadHash : String not null, fieldKey : String not null, expectedValue : LargeString, expectedDigest : String, fieldSalt : String not null,
+                                       siblingsJson : LargeString not null, dirsJson : LargeString not null, contentRoot : String, idempotencyKey : String(128)) returns AttestationAccepted;
+  /** Proves that a bytes field holds one of a set's texts (allowedValuesJson, or setRoot with the set path) without revealing which. */
+  action issueFieldMembershipAttestation(payloadHash : String not null, fieldKey : String not null, value : LargeString, valueDigest : String,
+                                         allowedValuesJson : LargeString, setRoot : String, setSiblingsJson : LargeString, setDirsJson : LargeString,
+                                         fieldSalt : String not null, siblingsJson : LargeString not null, dirsJson : LargeString not null, contentRoot : String,
+                                         idempotencyKey : String(128)) returns AttestationAccepted;
+  /** Proves that two anchored documents with the same fields differ only in the slots of allowedMask (bit i: slot i may differ). */
+  action issueDocumentIntegrityAttestation(payloadHashA : String not null, payloadHashB : String not null, allowedMask : Int64 not null,
+                                           openingAJson : LargeString not null, openingBJson : LargeString not null, contentRootA : String, contentRootB : String,
+                                           idempotencyKey : String(128)) returns AttestationAccepted;
+  /** Proves that two anchored documents with the same fields differ in at least k slots. */
+  action issueDocumentDiffAttestation(payloadHashA : String not null, payloadHashB : String not null, k : Integer not null,
+                                      openingAJson : LargeString not null, openingBJson : LargeString not null, contentRootA : String, contentRootB : String,
+                                      idempotencyKey : String(128)) returns AttestationAccepted;
+  /**
+   * Records a proof the caller made with the keys from /zk-config and snarkjs: the service verifies
+   * it (its public attester must be the caller's attester id), then records it and pays the fee.
+   */
+  action sponsorAttestation(circuitId : String(32) not null, proofJson : LargeString not null, publicSignalsJson : LargeString not null,
+                            payloadHash : String not null, payloadHashB : String, idempotencyKey : String(128)) returns AttestationAccepted;
 
   /** A job the service accepted failed for a reason that was not the caller's: its charge is refunded. */
   event JobFailed {

@@ -1,11 +1,15 @@
 import cds from '@sap/cds'
 import {
   anchorDocument, prepareAnchorCommitment, commitDocumentAnchor, verifyDocument, attestAgentOutput, grantDisclosure, revokeDisclosure,
-  getJobStatus, getAttesterIdentity, getDocument,
+  getJobStatus, getAttesterIdentity, getDocument, prepareDocumentProof, prepareMembershipSet, issueFieldPredicateAttestation,
+  issueFieldPredicateAttestationBatch, issueFieldEqualityAttestation, issueFieldMembershipAttestation, issueDocumentIntegrityAttestation,
+  issueDocumentDiffAttestation, sponsorAttestation,
 } from '#cds-models/ChainBService'
 import { ownExpands } from '../lib/ownership.ts'
 import * as documents from './documents.ts'
 import { attestAgentOutput as attestOutput } from './agent-output.ts'
+import * as attestations from './attestations.ts'
+import * as documentProofs from './document-proofs.ts'
 import { grantDisclosure as grant, revokeDisclosure as revoke } from './disclosure.ts'
 import { attesterIdentity } from './identity.ts'
 import { JobRunner, type JobFailedEvent } from './jobs/runner.ts'
@@ -30,6 +34,15 @@ export class ChainBService extends cds.ApplicationService {
     this.on(attestAgentOutput, req => this.queued(req, attestOutput(req)))
     this.on(grantDisclosure, req => this.queued(req, grant(req)))
     this.on(revokeDisclosure, req => this.queued(req, revoke(req)))
+    this.on(issueFieldPredicateAttestation, req => this.queued(req, attestations.issueFieldPredicate(req)))
+    this.on(issueFieldEqualityAttestation, req => this.queued(req, attestations.issueFieldEquality(req)))
+    this.on(issueFieldMembershipAttestation, req => this.queued(req, attestations.issueFieldMembership(req)))
+    this.on(issueDocumentIntegrityAttestation, req => this.queued(req, attestations.issueDocumentIntegrity(req)))
+    this.on(issueDocumentDiffAttestation, req => this.queued(req, attestations.issueDocumentDiff(req)))
+    this.on(issueFieldPredicateAttestationBatch, req => this.queued(req, attestations.issueBatch(req)))
+    this.on(sponsorAttestation, req => this.queued(req, attestations.sponsorAttestation(req)))
+    this.on(prepareDocumentProof, req => documentProofs.prepareDocumentProof(req.data))
+    this.on(prepareMembershipSet, req => documentProofs.prepareMembershipSet(req.data))
     this.on(prepareAnchorCommitment, req => documents.prepareAnchorCommitment(req.data))
     this.on(verifyDocument, req => documents.verifyDocument(req.data))
     this.on(getDocument, req => documents.getDocument(req))

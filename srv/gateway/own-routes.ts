@@ -24,6 +24,8 @@ interface PublicRoute {
   access: 'public'
   /** Absent when CAP answers the route itself (the gateway only lets it through). */
   answer?: (call: OwnCall) => Promise<Answer>
+  /** The route is `path` and everything under it (`path/...`); only for routes the app answers itself. */
+  prefix?: boolean
 }
 
 interface KeyedRoute {
@@ -44,4 +46,5 @@ export const OWN_ROUTES: readonly OwnRoute[] = [
   { path: '/me/revoke', method: 'POST', access: 'key', answer: ({ key }) => revoke(key), changesKey: true },
   { path: '/prices', method: 'GET', access: 'public', answer: async () => ok(await priceList()) },
   { path: '/health', method: 'GET', access: 'public' },
+  { path: '/zk-config', method: 'GET', access: 'public', prefix: true },
 ]

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache'
+import { DEFAULT_CAPACITY, TokenBuckets } from '../lib/token-buckets.ts'
 import type { KeyRecord } from './accounts.ts'
 import { refusal, withUnitsLeft, type Answer } from './answers.ts'
 
@@ -9,39 +10,12 @@ import { refusal, withUnitsLeft, type Answer } from './answers.ts'
  * addresses cannot wipe anyone else's limit.
  */
 
-const DEFAULT_CAPACITY = 100_000
-
-interface Bucket {
-  tokens: number
-  at: number
-}
-
-/** A token bucket per key: `rate` tokens per second up to `burst`. */
-export class KeyRateLimit {
-  private readonly buckets: LRUCache<string, Bucket>
-
-  constructor(capacity = DEFAULT_CAPACITY) {
-    // A bucket left alone this long is full again; forgetting it changes nothing.
-    this.buckets = new LRUCache({ max: capacity, ttl: 600_000 })
-  }
-
-  /** Takes one token; answers the seconds to wait when none is left. */
-  take(key: string, rate: number, burst: number, now = Date.now()): { ok: true } | { ok: false; retryAfterS: number } {
-    const bucket = this.buckets.get(key) ?? { tokens: burst, at: now }
-    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * rate)
-    bucket.at = now
-    this.buckets.set(key, bucket)
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1
-      return { ok: true }
-    }
-    return { ok: false, retryAfterS: Math.max(1, Math.ceil((1 - bucket.tokens) / rate)) }
-  }
-}
+/** A token bucket per key (srv/lib/token-buckets.ts). */
+export { TokenBuckets as KeyRateLimit } from '../lib/token-buckets.ts'
 
 /** Each key's rate: its plan's rate and burst unless the configuration overrides them for all keys. */
 export class KeyRates {
-  private readonly buckets = new KeyRateLimit()
+  private readonly buckets = new TokenBuckets()
   private readonly overrides: { ratePerSecond?: number; burst?: number }
 
   constructor(overrides: { ratePerSecond?: number; burst?: number }) {

@@ -13,6 +13,8 @@ import type { Product } from './keys.ts'
 export interface OwnPath {
   path: string
   method: 'GET' | 'POST'
+  /** Also every path under it (`path/...`). */
+  prefix?: boolean
 }
 
 type ServiceClassification =
@@ -73,11 +75,13 @@ const notForwarded = (path: string) => refused(403, 'ROUTE_NOT_FORWARDED', `The 
 export class RouteTable<Own extends OwnPath = OwnPath> {
   private readonly routes: ServiceRoute[]
   private readonly own: Map<string, Own>
+  private readonly ownPrefixes: Own[]
 
   constructor(routes: ServiceRoute[], own: readonly Own[] = []) {
     // Longest base first, so /odata/v4/chainb-indexer is not taken for /odata/v4/chainb.
     this.routes = [...routes].sort((a, b) => b.base.length - a.base.length)
     this.own = new Map(own.map(route => [route.path, route]))
+    this.ownPrefixes = own.filter(route => route.prefix)
   }
 
   /** Builds the table from the gateway's own routes and the served services (CAP service instances with their endpoints). */
@@ -95,7 +99,7 @@ export class RouteTable<Own extends OwnPath = OwnPath> {
   }
 
   classify(method: string, path: string): Classification<Own> {
-    const own = this.own.get(path)
+    const own = this.own.get(path) ?? this.ownPrefixes.find(route => path.startsWith(route.path + '/'))
     if (own) {
       if (method !== own.method && !(method === 'HEAD' && own.method === 'GET')) return refused(405, 'METHOD_NOT_ALLOWED', `${path} answers ${own.method} only`)
       return { kind: 'own', route: own }

@@ -1,4 +1,5 @@
 import cds from '@sap/cds'
+import { OWN_ROUTES } from '../../srv/gateway/own-routes.ts'
 import { RouteTable } from '../../srv/gateway/routes.ts'
 
 /** The route table built from the served model classifies a path by every segment. */
@@ -52,4 +53,40 @@ test.each([
 test('a write to an entity set is refused, an action called with GET answers 405', () => {
   expect(table.classify('DELETE', `${S}/Blocks('${HASH}')`)).toMatchObject({ kind: 'refused', code: 'METHOD_NOT_FORWARDED' })
   expect(table.classify('GET', `${S}/GetPoolById`)).toMatchObject({ kind: 'refused', status: 405 })
+})
+
+describe('own routes', () => {
+  let own: RouteTable<(typeof OWN_ROUTES)[number]>
+  beforeAll(() => {
+    own = RouteTable.fromServices(Object.values(cds.services), cds.model!.definitions as any, OWN_ROUTES)
+  })
+
+  test.each([
+    ['GET', '/zk-config'],
+    ['GET', '/zk-config/'],
+    ['GET', '/zk-config/manifest.json'],
+    ['GET', '/zk-config/field_predicate/field_predicate.zkey'],
+    ['HEAD', '/zk-config/field_predicate/field_predicate.wasm'],
+    ['GET', '/zk-config/any/depth/at/all'],
+  ])('%s %s is the public /zk-config route, answered by the app', (method, path) => {
+    expect(own.classify(method, path)).toMatchObject({ kind: 'own', route: { path: '/zk-config', access: 'public', prefix: true } })
+  })
+
+  test('a write under /zk-config answers 405', () => {
+    expect(own.classify('POST', '/zk-config/field_predicate/field_predicate.wasm')).toMatchObject({ kind: 'refused', status: 405, code: 'METHOD_NOT_ALLOWED' })
+  })
+
+  test.each([
+    ['a longer name with the same start', '/zk-configs'],
+    ['a longer name, then more path', '/zk-config-keys/field_predicate/field_predicate.wasm'],
+    ['under an exact route', '/health/details'],
+    ['under another exact route', '/prices/x'],
+  ])('%s is not an own route: refused (%s)', (_name, path) => {
+    expect(own.classify('GET', path)).toMatchObject({ kind: 'refused', status: 403, code: 'ROUTE_NOT_FORWARDED' })
+  })
+
+  test('exact routes still match exactly', () => {
+    expect(own.classify('HEAD', '/health')).toMatchObject({ kind: 'own', route: { path: '/health' } })
+    expect(own.classify('GET', '/me')).toMatchObject({ kind: 'own', route: { path: '/me', access: 'key' } })
+  })
 })

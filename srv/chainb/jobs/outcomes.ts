@@ -1,6 +1,7 @@
 import cds from '@sap/cds'
-import { DisclosureGrant, DisclosureGrants, Document, Documents } from '#cds-models/chainb'
-import { anchorCommitment, decodeVaultState, type VaultState } from '../../chains/chain-b/vault.ts'
+import { Attestation, Attestations, DisclosureGrant, DisclosureGrants, Document, Documents } from '#cds-models/chainb'
+import type { ZkClaim } from '../../chains/chain-b/port.ts'
+import { anchorCommitment, claimKeyOf, type VaultState } from '../../chains/chain-b/vault.ts'
 import type { ChainBAccess } from '../chain.ts'
 import type { JobCommand } from './commands.ts'
 
@@ -21,9 +22,11 @@ export interface Inclusion {
 
 /** The result a confirmed job answers in getJobStatus, JSON. */
 export function confirmedResult(kind: string, command: JobCommand, inclusion: Inclusion): Record<string, unknown> {
-  const { args } = command.call
+  const args = command.call?.args ?? {}
   const base = { txHash: inclusion.txHash, blockHeight: inclusion.blockHeight, confirmedAt: inclusion.at }
   switch (kind) {
+    case 'proveAttestation':
+    case 'sponsorAttestation': return { attestationIds: command.attestationIds, ...base }
     case 'grantDisclosure': return { disclosureGrantId: command.disclosureGrantId, payloadHash: args.payloadHash, grantee: args.grantee, level: args.level, ...base }
     case 'revokeDisclosure': return { disclosureGrantId: command.disclosureGrantId, payloadHash: args.payloadHash, grantee: args.grantee, ...base }
     case 'commitDocumentAnchor': return { documentId: command.documentId, commitment: args.commitment, ...base }
@@ -32,6 +35,9 @@ export function confirmedResult(kind: string, command: JobCommand, inclusion: In
 }
 
 export async function recordConfirmation(kind: string, command: JobCommand, inclusion: Inclusion) {
+  if (command.attestationIds?.length)
+    await UPDATE.entity(Attestations).set({ status: Attestation.status.proven, provenTxHash: inclusion.txHash, provenHeight: inclusion.blockHeight, provenAt: inclusion.at })
+      .where({ ID: { in: command.attestationIds } })
   if (command.documentId)
     await UPDATE.entity(Documents, command.documentId).set({ status: Document.status.anchored, anchoredTxHash: inclusion.txHash, anchorHeight: inclusion.blockHeight, anchoredAt: inclusion.at })
   if (kind === 'grantDisclosure' && command.disclosureGrantId) {
@@ -46,6 +52,7 @@ export async function recordConfirmation(kind: string, command: JobCommand, incl
 }
 
 export async function recordFailure(kind: string, command: JobCommand) {
+  if (command.attestationIds?.length) await UPDATE.entity(Attestations).set({ status: Attestation.status.failed }).where({ ID: { in: command.attestationIds } })
   if (command.documentId) await UPDATE.entity(Documents, command.documentId).set({ status: Document.status.failed })
   if (kind === 'grantDisclosure' && command.disclosureGrantId)
     await UPDATE.entity(DisclosureGrants).set({ status: DisclosureGrant.status.failed }).where({ ID: command.disclosureGrantId, status: DisclosureGrant.status.pending })
@@ -55,7 +62,7 @@ export async function recordFailure(kind: string, command: JobCommand) {
 }
 
 /** Failures the caller's own input explains: its charge stays. Every other failure is refunded. */
-export const CALLER_FAULTS = new Set(['ALREADY_ANCHORED', 'ALREADY_COMMITTED', 'COMMITMENT_NOT_FOUND', 'DOCUMENT_NOT_ANCHORED', 'NOT_DOCUMENT_ATTESTER', 'GRANT_REVOKED'])
+export const CALLER_FAULTS = new Set(['ALREADY_ANCHORED', 'ALREADY_COMMITTED', 'COMMITMENT_NOT_FOUND', 'DOCUMENT_NOT_ANCHORED', 'NOT_DOCUMENT_ATTESTER', 'GRANT_REVOKED', 'ALREADY_PROVEN'])
 
 /**
  * Why the vault refused a call, read from its state after the failed transaction: a reason the
@@ -65,13 +72,14 @@ export const CALLER_FAULTS = new Set(['ALREADY_ANCHORED', 'ALREADY_COMMITTED', '
 export async function explainFailure(chain: ChainBAccess, command: JobCommand, attesterSubject: string, txHash?: string | null): Promise<{ code: string; message: string }> {
   let state: VaultState
   try {
-    const action = await chain.port.contractAction(chain.settings.vaultAddress)
-    if (!action) throw new Error('no vault')
-    state = decodeVaultState(action.state)
+    state = await chain.vaultState()
   } catch {
     return { code: 'CHAIN_EXECUTION_FAILED', message: 'the vault refused the call' }
   }
+  if (!command.call) return { code: 'CHAIN_EXECUTION_FAILED', message: 'the vault refused the call' }
   const { circuit, args } = command.call
+  if (circuit === 'recordAttestations' && (args.claims as ZkClaim[]).some(claim => { const recorded = state.attestations[claimKeyOf(claim.circuit, claim.publicSignals)]; return recorded && recorded.txHash !== txHash }))
+    return { code: 'ALREADY_PROVEN', message: 'a claim of the job is recorded on the vault already' }
   const payloadHash = String(args.payloadHash ?? '')
   const document = state.documents[payloadHash]
   const attester = chain.attesterKey(attesterSubject).id

@@ -1,13 +1,14 @@
 import cds from '@sap/cds'
-import { Job, Jobs } from '#cds-models/chainb'
+import { Attestations, Job, Jobs } from '#cds-models/chainb'
 import type { ChainBTransaction } from '../../chains/chain-b/port.ts'
 import { isApiError } from '../../lib/errors.ts'
 import { forDatabase, runWrite, tableOf } from '../../lib/plain-sql.ts'
 import { scheduleJob, type ScheduledJob } from '../../lib/scheduled-job.ts'
 import { chainB, type ChainBAccess } from '../chain.ts'
-import { commandOf } from './commands.ts'
+import { commandOf, type JobCommand } from './commands.ts'
 import { INSTANCE_ID, jobSettings, type JobSettings } from './config.ts'
 import { CALLER_FAULTS, confirmedResult, explainFailure, recordConfirmation, recordFailure, type Inclusion } from './outcomes.ts'
+import { ProofFailure, proveClaims } from './prove.ts'
 import { sponsoredCall } from './sign.ts'
 
 const { SELECT, UPDATE } = cds.ql
@@ -116,23 +117,44 @@ export class JobRunner {
     this.inFlight.set(job.ID, run)
   }
 
-  /** Submits a claimed job (again, after a takeover: the same nonce answers the same transaction). */
+  /**
+   * Submits a claimed job (again, after a takeover: the same nonce answers the same transaction).
+   * A proving job proves first, and keeps the call with its proofs before submitting it: a
+   * takeover submits that same call, never a second proof of the claim.
+   */
   private async execute(job: JobRow) {
     if (job.attempt! > job.maxAttempts!) return this.fail(job, 'ATTEMPTS_EXHAUSTED', `the job was taken up ${job.maxAttempts} times without reaching the chain`)
-    const command = commandOf(job.request)
+    let command = commandOf(job.request)
     let chain: ChainBAccess
     try {
       chain = await chainB()
+      if (!command.call) {
+        command = await proveClaims(chain, command)
+        if (!(await this.keepProofs(job, command))) return
+      }
       await chain.ensureSponsorFunded()
-      const submission = await chain.port.submit(sponsoredCall(chain, job.attesterSubject!, command.call, job.nonce!))
+      const submission = await chain.port.submit(sponsoredCall(chain, job.attesterSubject!, command.call!, job.nonce!))
       await privileged(() => UPDATE.entity(Jobs).set({
         status: Job.status.submitted, txHash: submission.hash, txIdentifier: submission.identifier, submittedAt: iso(), errorCode: null, errorMessage: null,
       }).where({ ID: job.ID, status: Job.status.running, leaseOwner: this.instance }))
     } catch (error) {
+      if (error instanceof ProofFailure) return this.fail(job, error.code, error.message)
       if (unavailable(error)) return this.retryLater(job, error)
       const { code, message } = error as { code: string; message: string }
       return this.fail(job, code, message)
     }
+  }
+
+  /** The proved call replaces the claims' inputs (witness and all) in the job, and the proofs go to their attestations; false when the job is no longer this instance's. */
+  private async keepProofs(job: JobRow, command: JobCommand): Promise<boolean> {
+    return privileged(async () => {
+      const changed = await UPDATE.entity(Jobs).set({ request: JSON.stringify(command) }).where({ ID: job.ID, status: Job.status.running, leaseOwner: this.instance })
+      if (changed !== 1) return false
+      const claims = (command.call!.args.claims ?? []) as { proof: unknown; publicSignals: string[] }[]
+      for (const [index, ID] of (command.attestationIds ?? []).entries())
+        await UPDATE.entity(Attestations, ID).set({ proof: JSON.stringify(claims[index].proof), publicSignals: JSON.stringify(claims[index].publicSignals) })
+      return true
+    })
   }
 
   /** Back to queued, tried again after retryMs; the claim is given back (the upstream's absence is no attempt). */
@@ -200,7 +222,7 @@ export class JobRunner {
     if (tipHeight - since < this.settings.resubmitAfterBlocks) return
     let submission
     try {
-      submission = await chain.port.submit(sponsoredCall(chain, job.attesterSubject!, commandOf(job.request).call, job.nonce!))
+      submission = await chain.port.submit(sponsoredCall(chain, job.attesterSubject!, commandOf(job.request).call!, job.nonce!))
     } catch (error) {
       if (unavailable(error)) return
       const { code, message } = error as { code: string; message: string }

@@ -1,5 +1,6 @@
 import cds from '@sap/cds'
 import { randomBytes } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { booleanValue, isProduction, numberValue, optionalValue, profiles, requiresBlock, stringValue } from '../../lib/settings.ts'
@@ -29,6 +30,9 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   CHAIN_B_DEVNET_EPOCH_LENGTH: 'devnetOptions.epochLength',
   CHAIN_B_DEVNET_STATE_DIR: 'devnetOptions.stateDir',
   CHAIN_B_DEVNET_SEED: 'devnetOptions.seed',
+  CHAIN_B_ZK_KEYS: 'zk.keys',
+  CHAIN_B_ZK_ALLOW_DEVELOPMENT_KEYS: 'zk.allowDevelopmentKeys',
+  CHAIN_B_ZK_PROVERS: 'zk.provers',
 }
 
 /** The public indexers (reference section 9); `devnet` is the standalone devnet's default address. */
@@ -56,6 +60,7 @@ export interface ChainBOptions {
   attesterSecret?: string
   sponsorMinBalance?: Value
   devnetOptions?: Partial<Record<keyof ChainBDevnetConfig, Value>>
+  zk?: Partial<Record<'keys' | 'allowDevelopmentKeys' | 'provers', Value>>
   [option: string]: unknown
 }
 
@@ -88,6 +93,8 @@ export interface ChainBDevnetConfig {
   activity: boolean
   /** Folder the chain is kept in across restarts; undefined keeps it in memory. */
   stateDir?: string
+  /** The circuits' keys, whose verification keys the vault checks proofs with (zk/keys by default). */
+  zkKeysDir?: string
 }
 
 type Tree = Record<string, unknown>
@@ -192,6 +199,7 @@ export function devnetConfig(options: ChainBOptions = chainBOptions()): ChainBDe
     epochLength: read.number('devnetOptions.epochLength', 3600),
     activity: read.boolean('devnetOptions.activity', !test),
     stateDir: devnetStateDir(valueAt(options, 'devnetOptions.stateDir')),
+    zkKeysDir: zkConfig(options).keysDir,
   }
 }
 
@@ -248,6 +256,31 @@ export function chainBSecrets(options: ChainBOptions): ChainBSecrets {
 }
 
 export class MissingSecretError extends Error {}
+
+export interface ZkConfig {
+  /** The folder of the circuits' keys and their manifest (zk/keys: the development keys). */
+  keysDir: string
+  /** Production runs on development keys only when told to. */
+  allowDevelopmentKeys: boolean
+  /** Proofs made at once (threads); by default one per core. */
+  provers: number
+}
+
+export function zkConfig(options: ChainBOptions = chainBOptions()): ZkConfig {
+  const read = reader(options)
+  const provers = read.number('zk.provers', availableParallelism())
+  if (!Number.isInteger(provers) || provers < 1) throw new Error(`Setting ${optionName('zk.provers')} must be a whole number of threads, at least 1`)
+  return { keysDir: resolve(cds.root, read.string('zk.keys', 'zk/keys')), allowDevelopmentKeys: read.boolean('zk.allowDevelopmentKeys', false), provers }
+}
+
+/**
+ * The keys a start may use: they must be there, and production refuses the development ceremony's
+ * keys (anyone with this repository could forge proofs under them) unless allowDevelopmentKeys.
+ */
+export function checkZkKeys(config: ZkConfig, manifest: { development: boolean }): void {
+  if (manifest.development && isProduction() && !config.allowDevelopmentKeys)
+    throw new MissingSecretError(`Chain B's zero-knowledge keys in ${config.keysDir} are development keys; refusing to start in production. Set CHAIN_B_ZK_KEYS to the operator's keys (npm run build:zk -- --ptau <file> --production), or CHAIN_B_ZK_ALLOW_DEVELOPMENT_KEYS=true.`)
+}
 
 function developmentSecrets(): ChainBSecrets {
   const file = resolve(dataFolder(), 'chain-b-secrets.json')

@@ -90,8 +90,17 @@ export type TransactionOffset = { hash: string } | { identifier: string }
 /** A call of the attestation-vault contract, before it is signed by the attester. See vault.ts for the circuits. */
 export interface VaultCall {
   circuit: string
-  /** The circuit's arguments, by name; hex strings and small integers. */
-  args: Record<string, string | number>
+  /** The circuit's arguments, by name; hex strings and small integers, and recordAttestations' claims. */
+  args: Record<string, string | number | ZkClaim[]>
+}
+
+/** A zero-knowledge claim as recordAttestations takes it: a Groth16 proof (snarkjs JSON) and its public signals. */
+export interface ZkClaim {
+  circuit: string
+  proof: { pi_a: string[]; pi_b: string[][]; pi_c: string[]; protocol: string; curve: string }
+  publicSignals: string[]
+  payloadHash: string
+  payloadHashB?: string
 }
 
 /** A call signed by its attester and sponsored: what the submission API takes. */

@@ -1,9 +1,11 @@
 import cds from '@sap/cds'
 import { createHmac } from 'node:crypto'
-import { chainBConfig, chainBSecrets, type ChainBConfig, type ChainBOptions, type ChainBSecrets } from './config.ts'
+import { chainBConfig, chainBSecrets, checkZkKeys, zkConfig, type ChainBConfig, type ChainBOptions, type ChainBSecrets } from './config.ts'
 import { IndexerClient } from './indexer-client.ts'
 import type { ChainBPort } from './port.ts'
-import { seedBytes, vaultKeyFromSeed, type VaultKey } from './vault.ts'
+import { ApiError } from '../../lib/errors.ts'
+import { decodeVaultState, seedBytes, vaultKeyFromSeed, type VaultKey, type VaultState } from './vault.ts'
+import { ZeroKnowledge } from './zk/index.ts'
 
 /** What a devnet faucet credits at once when the sponsor runs low (smallest DUST unit). */
 const FAUCET_REFILL = '100000000000000000'
@@ -12,17 +14,24 @@ const FAUCET_REFILL = '100000000000000000'
  * The chain-b service, `cds.requires['chain-b']` of kind `midnight-indexer`: the chain-B port over
  * the indexer client (the public Midnight indexer, or the devnet the bootstrap put into
  * `indexerUrl`), the attester identities (one ed25519 key per subject, derived from the attester
- * secret) and the sponsor that pays every write's fee.
+ * secret), the sponsor that pays every write's fee, and the zero-knowledge prover and verifier
+ * with the circuits' keys (production refuses development keys unless told otherwise).
  */
 export default class ChainBService extends cds.Service {
   declare options: ChainBOptions
   private adapter?: IndexerClient
   private secrets!: ChainBSecrets
   private sponsor?: VaultKey
+  /** The circuits' keys, the prover pool and the verifier. */
+  zk!: ZeroKnowledge
 
   init() {
     const settings = this.settings
     this.secrets = chainBSecrets(this.options)
+    const zk = zkConfig(this.options)
+    this.zk = new ZeroKnowledge(zk.keysDir, zk.provers)
+    checkZkKeys(zk, this.zk.manifest)
+    cds.on('shutdown', () => this.zk.close())
     cds.log('chain-b').info(`connect to chain-b > ${this.options.kind}`, { network: settings.network, indexer: settings.indexerUrl, vault: settings.vaultAddress })
     return super.init()
   }
@@ -38,6 +47,14 @@ export default class ChainBService extends cds.Service {
 
   private get client(): IndexerClient {
     return (this.adapter ??= new IndexerClient(this.settings))
+  }
+
+  /** The attestation vault's current state, from the chain (503 CHAIN_B_UNAVAILABLE when it is not deployed there). */
+  async vaultState(): Promise<VaultState> {
+    const address = this.settings.vaultAddress
+    const action = address ? await this.port.contractAction(address) : undefined
+    if (!action) throw new ApiError(503, 'CHAIN_B_UNAVAILABLE', 'the attestation vault is not deployed on chain B')
+    return decodeVaultState(action.state)
   }
 
   /** The attester key of a subject (a grant id, a user id): ed25519 seed = HMAC-SHA256(attesterSecret, 'attester:' + subject). */

@@ -22,11 +22,16 @@ export const levelOf = (role: DisclosureRole) => DISCLOSURE_ROLES.indexOf(role)
  * - revealAnchor { payloadHash, metadataHash, nonce }: records the document of an earlier commitment of the same attester.
  * - attestAgentOutput { payloadHash, envelope }: records an agent-output envelope (hex of its UTF-8
  *   canonical JSON) whose SHA-256 is the payload hash.
+ *   attest and revealAnchor also take a content root and its schema id (both or neither).
  * - anchorContentRoot { payloadHash, contentRoot, schemaId }: the document's content root (its attester only, once).
+ * - recordAttestations { claims }: 1 to 8 zero-knowledge claims, each { circuit, proof, publicSignals,
+ *   payloadHash, payloadHashB? }; every proof verifies (checked when submitted), every claim's public
+ *   signals name the caller as attester and the anchored content roots of its documents, and no
+ *   claim is recorded twice; all are recorded or none.
  * - grantDisclosure { payloadHash, grantee, level (0..2) }: the document's attester only.
  * - revokeDisclosure { payloadHash, grantee }: the document's attester only.
  */
-export const VAULT_CIRCUITS = ['attest', 'commitAnchor', 'revealAnchor', 'attestAgentOutput', 'anchorContentRoot', 'grantDisclosure', 'revokeDisclosure'] as const
+export const VAULT_CIRCUITS = ['attest', 'commitAnchor', 'revealAnchor', 'attestAgentOutput', 'anchorContentRoot', 'grantDisclosure', 'revokeDisclosure', 'recordAttestations'] as const
 export type VaultCircuit = (typeof VAULT_CIRCUITS)[number]
 
 export interface VaultDocument {
@@ -46,9 +51,24 @@ export interface VaultState {
   commitments: Record<string, { attester: string; height: number }>
   /** payloadHash → grantee → level */
   disclosures: Record<string, Record<string, number>>
-  /** Claim records of zero-knowledge attestations, by claim key (filled from the proofs issue on). */
-  attestations: Record<string, { payloadHash: string; attester: string; height: number; claim: string }>
+  /** Zero-knowledge claims whose proofs verified, by claim key (claimKeyOf). */
+  attestations: Record<string, VaultAttestation>
 }
+
+export interface VaultAttestation {
+  /** The circuit (zk/circuits) whose proof verified. */
+  circuit: string
+  publicSignals: string[]
+  payloadHash: string
+  /** The second document of a comparison. */
+  payloadHashB?: string
+  attester: string
+  height: number
+  txHash: string
+}
+
+/** A claim's key: its circuit and public signals (which name its documents, roots and attester). */
+export const claimKeyOf = (circuit: string, publicSignals: string[]) => sha256Hex(`${circuit}:${publicSignals.join(',')}`)
 
 export const emptyVaultState = (): VaultState => ({ documents: {}, commitments: {}, disclosures: {}, attestations: {} })
 

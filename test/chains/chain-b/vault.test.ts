@@ -56,12 +56,14 @@ describe('vault circuits', () => {
   it('anchorContentRoot: the attester only, once', () => {
     const { ledger, sponsor } = newLedger()
     execute(ledger, attest('rooted'), alice, sponsor)
-    const call = { circuit: 'anchorContentRoot', args: { payloadHash: hash('rooted'), contentRoot: hash('root'), schemaId: '0102' } }
+    const root = '0' + hash('root').slice(1)
+    const call = { circuit: 'anchorContentRoot', args: { payloadHash: hash('rooted'), contentRoot: root, schemaId: hash('schema') } }
     expect(execute(ledger, call, bob, sponsor).failure!.code).toBe('NOT_ATTESTER')
     expect(execute(ledger, { ...call, args: { ...call.args, payloadHash: hash('absent') } }, alice, sponsor).failure!.code).toBe('UNKNOWN_DOCUMENT')
     expect(execute(ledger, call, alice, sponsor).result!.status).toBe('SUCCESS')
     expect(execute(ledger, call, alice, sponsor).failure!.code).toBe('ALREADY_ANCHORED')
-    expect(ledger.vaultState.documents[hash('rooted')]).toMatchObject({ contentRoot: hash('root'), schemaId: '0102' })
+    expect(ledger.vaultState.documents[hash('rooted')]).toMatchObject({ contentRoot: root, schemaId: hash('schema') })
+    expect(() => execute(ledger, { ...call, args: { ...call.args, contentRoot: 'f'.repeat(64) } }, alice, sponsor)).toThrow(/BN254/)
   })
 
   it('grantDisclosure and revokeDisclosure: the attester only, levels 0..2, revoking an absent grant fails', () => {

@@ -1,5 +1,8 @@
-import type { SponsoredCall, VaultCall } from '../port.ts'
-import { anchorCommitment, callDigest, identityOf, sha256Hex, VAULT_CIRCUITS, verifyDigest, type VaultCircuit, type VaultState } from '../vault.ts'
+import type { SponsoredCall, VaultCall, ZkClaim } from '../port.ts'
+import { anchorCommitment, callDigest, claimKeyOf, identityOf, sha256Hex, VAULT_CIRCUITS, verifyDigest, type VaultCircuit, type VaultState } from '../vault.ts'
+import { bindingFailure } from '../zk/bindings.ts'
+import { FIELD_PRIME } from '../zk/field.ts'
+import { proofClaimOf, verifyProof } from '../zk/verifier.ts'
 import { LedgerRejection } from './types.ts'
 
 /**
@@ -9,20 +12,24 @@ import { LedgerRejection } from './types.ts'
  * as a FAILURE and its fee is paid).
  */
 
-type ArgKind = 'hash' | 'hex' | 'level'
+type ArgKind = 'hash' | 'hex' | 'level' | 'field' | 'claims'
+/** Arguments that may be left out: a content root and its schema id, both or neither. */
+const OPTIONAL = new Set(['contentRoot', 'schemaId'])
+export const MAX_CLAIMS_PER_CALL = 8
 const HASH = /^[0-9a-f]{64}$/
 const HEX = /^(?:[0-9a-f]{2})+$/
 const MAX_ENVELOPE_HEX = 2 * 16 * 1024
 const MAX_HEX = 256
 
 const SIGNATURES: Record<VaultCircuit, Record<string, ArgKind>> = {
-  attest: { payloadHash: 'hash', metadataHash: 'hash' },
+  attest: { payloadHash: 'hash', metadataHash: 'hash', contentRoot: 'field', schemaId: 'hash' },
   commitAnchor: { commitment: 'hash' },
-  revealAnchor: { payloadHash: 'hash', metadataHash: 'hash', nonce: 'hex' },
+  revealAnchor: { payloadHash: 'hash', metadataHash: 'hash', nonce: 'hex', contentRoot: 'field', schemaId: 'hash' },
   attestAgentOutput: { payloadHash: 'hash', envelope: 'hex' },
-  anchorContentRoot: { payloadHash: 'hash', contentRoot: 'hash', schemaId: 'hex' },
+  anchorContentRoot: { payloadHash: 'hash', contentRoot: 'field', schemaId: 'hash' },
   grantDisclosure: { payloadHash: 'hash', grantee: 'hash', level: 'level' },
   revokeDisclosure: { payloadHash: 'hash', grantee: 'hash' },
+  recordAttestations: { claims: 'claims' },
 }
 
 const invalid = (message: string) => new LedgerRejection(400, 'INVALID_ARGUMENTS', message)
@@ -35,18 +42,53 @@ export function checkCallShape(call: VaultCall): void {
   const args = call.args ?? {}
   if (typeof args !== 'object' || Array.isArray(args)) throw invalid(`The args of ${call.circuit} must be an object`)
   for (const name of Object.keys(args)) if (!(name in signature)) throw invalid(`${call.circuit} takes no argument '${name}'`)
-  for (const [name, kind] of Object.entries(signature)) checkArgument(call.circuit, name, kind, args[name])
+  for (const [name, kind] of Object.entries(signature)) {
+    if (OPTIONAL.has(name) && circuitIsOptional(call.circuit) && args[name] === undefined) continue
+    checkArgument(call.circuit, name, kind, args[name])
+  }
+  if (circuitIsOptional(call.circuit) && (args.contentRoot === undefined) !== (args.schemaId === undefined)) throw invalid(`${call.circuit} takes a contentRoot and its schemaId together`)
 }
+
+const circuitIsOptional = (circuit: string) => circuit === 'attest' || circuit === 'revealAnchor'
 
 function checkArgument(circuit: string, name: string, kind: ArgKind, value: unknown) {
   if (value === undefined || value === null) throw invalid(`${circuit} needs the argument '${name}'`)
+  if (kind === 'claims') return checkClaims(value)
   if (kind === 'level') {
     if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 2) throw invalid(`${circuit}: '${name}' must be a disclosure level 0, 1 or 2`)
     return
   }
   if (typeof value !== 'string') throw invalid(`${circuit}: '${name}' must be lowercase hex`)
-  if (kind === 'hash' && !HASH.test(value)) throw invalid(`${circuit}: '${name}' must be 32 bytes of lowercase hex`)
+  if ((kind === 'hash' || kind === 'field') && !HASH.test(value)) throw invalid(`${circuit}: '${name}' must be 32 bytes of lowercase hex`)
+  if (kind === 'field' && BigInt('0x' + value) >= FIELD_PRIME) throw invalid(`${circuit}: '${name}' must be an element of the BN254 scalar field`)
   if (kind === 'hex' && (!HEX.test(value) || value.length > (name === 'envelope' ? MAX_ENVELOPE_HEX : MAX_HEX))) throw invalid(`${circuit}: '${name}' must be lowercase hex of at most ${name === 'envelope' ? MAX_ENVELOPE_HEX / 2 : MAX_HEX / 2} bytes`)
+}
+
+function checkClaims(value: unknown) {
+  if (!Array.isArray(value) || value.length < 1 || value.length > MAX_CLAIMS_PER_CALL) throw invalid(`recordAttestations takes 1 to ${MAX_CLAIMS_PER_CALL} claims`)
+  for (const claim of value as ZkClaim[]) {
+    if (!claim || typeof claim !== 'object') throw invalid('every claim is { circuit, proof, publicSignals, payloadHash, payloadHashB? }')
+    try {
+      proofClaimOf(claim.circuit, claim.proof, claim.publicSignals)
+    } catch (error) {
+      throw invalid(`recordAttestations: ${(error as Error).message}`)
+    }
+    if (!HASH.test(claim.payloadHash ?? '')) throw invalid("recordAttestations: a claim's payloadHash must be 32 bytes of lowercase hex")
+    const comparison = claim.circuit === 'document_compare'
+    if (comparison ? !HASH.test(claim.payloadHashB ?? '') : claim.payloadHashB !== undefined) throw invalid('recordAttestations: payloadHashB belongs to (and is needed by) document_compare claims')
+  }
+}
+
+/**
+ * The proofs of a recordAttestations call verify under the circuits' verification keys (in
+ * keysDir); a call whose proof does not is refused at submission and never enters the mempool.
+ */
+export async function checkCallProofs(call: VaultCall, keysDir: string): Promise<void> {
+  if (call?.circuit !== 'recordAttestations' || !Array.isArray(call.args?.claims)) return
+  for (const [index, claim] of (call.args.claims as ZkClaim[]).entries()) {
+    if (!(await verifyProof(keysDir, proofClaimOf(claim.circuit, claim.proof, claim.publicSignals))))
+      throw new LedgerRejection(400, 'INVALID_PROOF', `The proof of claim ${index} (${claim.circuit}) does not verify for its public signals`)
+  }
 }
 
 const KEY = /^[0-9a-f]{64}$/
@@ -82,7 +124,7 @@ export interface ExecutionContext {
 export function executeCall(state: VaultState, call: VaultCall, attesterKey: string, context: ExecutionContext): VaultState {
   const attester = identityOf(attesterKey)
   const args = call.args as Record<string, string> & { level?: number }
-  const next: VaultState = { ...state, documents: { ...state.documents }, commitments: { ...state.commitments }, disclosures: { ...state.disclosures } }
+  const next: VaultState = { ...state, documents: { ...state.documents }, commitments: { ...state.commitments }, disclosures: { ...state.disclosures }, attestations: { ...state.attestations } }
   const anchored = { attester, height: context.height, txHash: context.txHash }
   const insertDocument = (payloadHash: string, document: VaultState['documents'][string]) => {
     if (state.documents[payloadHash]) throw new ExecutionFailure('ALREADY_ANCHORED', `The document ${payloadHash} is anchored already`)
@@ -94,9 +136,10 @@ export function executeCall(state: VaultState, call: VaultCall, attesterKey: str
     if (document.attester !== attester) throw new ExecutionFailure('NOT_ATTESTER', `Only the attester of ${payloadHash} may do this`)
     return document
   }
+  const contentRoot = args.contentRoot ? { contentRoot: args.contentRoot, schemaId: args.schemaId } : {}
   switch (call.circuit as VaultCircuit) {
     case 'attest':
-      insertDocument(args.payloadHash, { metadataHash: args.metadataHash, ...anchored })
+      insertDocument(args.payloadHash, { metadataHash: args.metadataHash, ...anchored, ...contentRoot })
       break
     case 'commitAnchor':
       if (state.commitments[args.commitment]) throw new ExecutionFailure('ALREADY_COMMITTED', `The commitment ${args.commitment} is recorded already`)
@@ -106,7 +149,7 @@ export function executeCall(state: VaultState, call: VaultCall, attesterKey: str
       const commitment = state.commitments[anchorCommitment(args.payloadHash, args.metadataHash, args.nonce)]
       if (!commitment) throw new ExecutionFailure('UNKNOWN_COMMITMENT', 'No commitment matches the revealed document')
       if (commitment.attester !== attester) throw new ExecutionFailure('NOT_ATTESTER', 'Only the attester who committed may reveal')
-      insertDocument(args.payloadHash, { metadataHash: args.metadataHash, ...anchored })
+      insertDocument(args.payloadHash, { metadataHash: args.metadataHash, ...anchored, ...contentRoot })
       break
     }
     case 'attestAgentOutput': {
@@ -133,6 +176,19 @@ export function executeCall(state: VaultState, call: VaultCall, attesterKey: str
       next.disclosures[args.payloadHash] = rest
       break
     }
+    case 'recordAttestations':
+      for (const claim of call.args.claims as ZkClaim[]) recordClaim(next, claim, attester, anchored)
+      break
   }
   return next
+}
+
+/** A claim bound to the caller and its documents' anchored roots (zk/bindings.ts); recorded once. */
+function recordClaim(next: VaultState, claim: ZkClaim, attester: string, anchored: { height: number; txHash: string }) {
+  const failure = bindingFailure(next, claim, attester)
+  if (failure) throw new ExecutionFailure(failure.code, failure.message)
+  next.attestations[claimKeyOf(claim.circuit, claim.publicSignals)] = {
+    circuit: claim.circuit, publicSignals: claim.publicSignals, payloadHash: claim.payloadHash, ...(claim.payloadHashB ? { payloadHashB: claim.payloadHashB } : {}),
+    attester, height: anchored.height, txHash: anchored.txHash,
+  }
 }

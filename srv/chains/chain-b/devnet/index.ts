@@ -1,4 +1,6 @@
 import http from 'node:http'
+import { resolve } from 'node:path'
+import cds from '@sap/cds'
 import type { AddressInfo } from 'node:net'
 import type { ChainBDevnetConfig } from '../config.ts'
 import { ActivityGenerator } from './activity.ts'
@@ -47,7 +49,7 @@ export class ChainBDevnet {
     const chain = openChain({ seed: options.seed, epochLength: options.epochLength }, options.stateDir)
     const server = http.createServer()
     const served: { devnet?: ChainBDevnet } = {}
-    const endSubscriptions = handleRequests(server, { ledger: chain.ledger, produceBlocks: count => served.devnet!.produceBlocks(count), status: () => served.devnet!.status() })
+    const endSubscriptions = handleRequests(server, { ledger: chain.ledger, zkKeysDir: options.zkKeysDir ?? resolve(cds.root, 'zk/keys'), produceBlocks: count => served.devnet!.produceBlocks(count), status: () => served.devnet!.status() })
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)

@@ -4,6 +4,7 @@ import { execute, parse, subscribe, validate, type DocumentNode, type ExecutionR
 import { LRUCache } from 'lru-cache'
 import { WebSocketServer, type WebSocket } from 'ws'
 import type { SponsoredCall } from '../port.ts'
+import { checkCallProofs } from './contract.ts'
 import { indexerSchema, rootValue } from './graphql.ts'
 import type { Ledger } from './ledger.ts'
 import { LedgerRejection } from './types.ts'
@@ -19,6 +20,8 @@ import { LedgerRejection } from './types.ts'
 
 export interface DevnetControl {
   ledger: Ledger
+  /** Where the verification keys of recordAttestations' proofs are. */
+  zkKeysDir: string
   produceBlocks(count: number): number
   status(): Record<string, unknown>
 }
@@ -55,7 +58,11 @@ async function route(request: IncomingMessage, response: ServerResponse, control
       if (!body || typeof body.query !== 'string') return answer(response, 400, { errors: [{ message: 'A GraphQL request has a query' }] })
       return answer(response, 200, await run(body.query, body.variables, root, body.operationName))
     }
-    if (path === '/api/v4/submit' && request.method === 'POST') return answer(response, 200, ledger.submitCall((await readJson(request)) as SponsoredCall))
+    if (path === '/api/v4/submit' && request.method === 'POST') {
+      const call = (await readJson(request)) as SponsoredCall
+      await checkCallProofs(call?.call, control.zkKeysDir)
+      return answer(response, 200, ledger.submitCall(call))
+    }
     const sponsor = /^\/api\/v4\/sponsors\/([^/]+)$/.exec(path)
     if (sponsor && request.method === 'GET') return answer(response, 200, { publicKey: sponsor[1], balance: String(ledger.availableDust(sponsor[1])), confirmed: String(ledger.dustBalance(sponsor[1])) })
     if (path === '/api/v4/faucet' && request.method === 'POST') {

@@ -1,0 +1,109 @@
+/**
+ * The verify lane: anyone checks chain B's records without a key and free of charge — an
+ * attestation by id (its proof verified here, its record found on the vault), a claim or a
+ * document against the vault's state, or a raw proof with its public signals. Every answer says
+ * whether it holds (`verified`), why (`code`), and where on chain (`txHash`, `blockHeight`).
+ * Guarded by a per-address rate limit (429 with Retry-After) and bounded inputs.
+ */
+@path: 'chainb-verify'
+@requires: 'any'
+service ChainBVerifyService {
+
+  type Hex64 : String(64);
+
+  type AttestationVerdict {
+    verified      : Boolean;
+    /** VALID, NOT_PROVEN_YET, INVALID_PROOF, NOT_RECORDED, CONTENT_ROOT_MISMATCH */
+    code          : String(40);
+    message       : String(500);
+    attestationId : UUID;
+    kind          : String(24);
+    circuitId     : String(32);
+    payloadHash   : Hex64;
+    payloadHashB  : Hex64;
+    attesterId    : Hex64;
+    /** What the claim states, JSON. */
+    claim         : LargeString;
+    /** The Groth16 proof (snarkjs JSON) and its public signals (JSON array): check them offline with the key from /zk-config. */
+    proof         : LargeString;
+    publicSignals : LargeString;
+    txHash        : Hex64;
+    blockHeight   : Integer;
+  }
+
+  type StateVerdict {
+    verified      : Boolean;
+    /** VALID, NOT_ANCHORED, CONTENT_ROOT_MISMATCH, SCHEMA_MISMATCH */
+    code          : String(40);
+    message       : String(500);
+    attested      : Boolean;
+    contentRootOk : Boolean;
+    schemaOk      : Boolean;
+    attesterId    : Hex64;
+    contentRoot   : Hex64;
+    schemaId      : Hex64;
+    txHash        : Hex64;
+    blockHeight   : Integer;
+  }
+
+  type PredicateVerdict {
+    verified    : Boolean;
+    /** VALID, NOT_PROVEN, NOT_ANCHORED */
+    code        : String(40);
+    message     : String(500);
+    proven      : Boolean;
+    circuitId   : String(32);
+    attesterId  : Hex64;
+    txHash      : Hex64;
+    blockHeight : Integer;
+  }
+
+  type DocumentVerdict {
+    verified     : Boolean;
+    /** VALID, NOT_ANCHORED */
+    code         : String(40);
+    message      : String(500);
+    payloadHash  : Hex64;
+    attesterId   : Hex64;
+    metadataHash : Hex64;
+    contentRoot  : Hex64;
+    schemaId     : Hex64;
+    txHash       : Hex64;
+    blockHeight  : Integer;
+    anchoredAt   : Timestamp;
+  }
+
+  type ProofVerdict {
+    verified    : Boolean;
+    /** VALID, INVALID_PROOF */
+    code        : String(40);
+    message     : String(500);
+    circuitId   : String(32);
+    /** Whether the vault records this claim, and where. */
+    recorded    : Boolean;
+    attesterId  : Hex64;
+    txHash      : Hex64;
+    blockHeight : Integer;
+  }
+
+  /** An attestation by its id (from an issue… operation): its proof verified, its record on the vault. */
+  function verifyAttestation(attestationId : UUID not null) returns AttestationVerdict;
+  /** Whether a document is anchored, and (when given) with this content root and schema id. */
+  function verifyAttestationState(payloadHash : String not null, contentRoot : String, schemaId : String) returns StateVerdict;
+  /**
+   * Whether the vault records a claim of this kind about the document and its anchored root:
+   * predicate lessOrEqual|greaterOrEqual|lessThan|greaterThan (fieldKey, threshold, scale),
+   * bytesEquality (fieldKey, expectedDigest or expectedValue), setMembership (fieldKey, setRoot),
+   * documentIntegrity (payloadHashB, allowedMask), documentDiff (payloadHashB, k); optionally by one attester.
+   */
+  function verifyPredicateState(payloadHash : String not null, predicate : String not null, fieldKey : String, threshold : String, scale : String,
+                                expectedDigest : String, expectedValue : String, setRoot : String, payloadHashB : String, allowedMask : Int64, k : Integer,
+                                attesterId : String) returns PredicateVerdict;
+  /** Whether a document hash (the payload hash anchored) is on the vault, by whom and where. */
+  function verifyDocument(sha256 : String not null) returns DocumentVerdict;
+  /** A raw Groth16 proof with its public signals, for a circuit of /zk-config; and whether the vault records it. */
+  action verifyProof(circuitId : String(32) not null, proofJson : LargeString not null, publicSignalsJson : LargeString not null) returns ProofVerdict;
+}
+
+// The hosted gateway forwards the lane as product chain B, without a key and free of charge.
+annotate ChainBVerifyService with @(gateway: { product: 'chain-b', free: true });

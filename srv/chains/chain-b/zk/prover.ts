@@ -1,0 +1,96 @@
+import { availableParallelism } from 'node:os'
+import { resolve } from 'node:path'
+import cds from '@sap/cds'
+import { Worker } from 'node:worker_threads'
+import type { Groth16Proof } from 'snarkjs'
+import { circuitFile, circuitFiles, type CircuitId } from './circuits.ts'
+
+/**
+ * Proving off the event loop: a pool of worker threads, at most one per core, each proving one
+ * claim at a time; further claims wait in order. Idle threads do not keep the process alive.
+ */
+
+export interface ProvenClaim { proof: Groth16Proof; publicSignals: string[] }
+
+/** The witness generator refused the inputs: the statement is false for them. */
+export class WitnessError extends Error {}
+
+interface Pending { id: number; circuit: CircuitId; input: Record<string, unknown>; resolve: (proof: ProvenClaim) => void; reject: (error: Error) => void }
+interface Reply { id: number; proof?: Groth16Proof; publicSignals?: string[]; error?: string }
+
+const workerFile = () => resolve(cds.root, 'srv/chains/chain-b/zk/prover-worker.ts')
+
+export class ProverPool {
+  readonly size: number
+  private readonly keysDir: string
+  private readonly idle: Worker[] = []
+  private readonly busy = new Map<Worker, Pending>()
+  private readonly waiting: Pending[] = []
+  private nextId = 0
+
+  constructor(keysDir: string, size = availableParallelism()) {
+    this.keysDir = keysDir
+    this.size = Math.max(1, size)
+  }
+
+  prove(circuit: CircuitId, input: Record<string, unknown>): Promise<ProvenClaim> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ id: ++this.nextId, circuit, input, resolve, reject })
+      this.dispatch()
+    })
+  }
+
+  /** Claims proving or waiting. */
+  get load() {
+    return this.busy.size + this.waiting.length
+  }
+
+  async close() {
+    const workers = [...this.idle, ...this.busy.keys()]
+    this.idle.length = 0
+    for (const pending of [...this.busy.values(), ...this.waiting.splice(0)]) pending.reject(new Error('the prover was closed'))
+    this.busy.clear()
+    await Promise.all(workers.map(worker => worker.terminate()))
+  }
+
+  private dispatch() {
+    while (this.waiting.length) {
+      const worker = this.idle.pop() ?? (this.busy.size < this.size ? this.spawn() : undefined)
+      if (!worker) return
+      const task = this.waiting.shift()!
+      this.busy.set(worker, task)
+      worker.ref()
+      const files = circuitFiles(task.circuit)
+      worker.postMessage({ id: task.id, wasm: circuitFile(this.keysDir, task.circuit, files.wasm), zkey: circuitFile(this.keysDir, task.circuit, files.zkey), input: task.input })
+    }
+  }
+
+  private spawn(): Worker {
+    const worker = new Worker(workerFile(), { execArgv: ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON'] })
+    worker.on('message', (reply: Reply) => this.settle(worker, reply))
+    worker.on('error', error => this.lose(worker, error))
+    worker.on('exit', () => this.lose(worker, new Error('a proving thread stopped')))
+    return worker
+  }
+
+  private settle(worker: Worker, reply: Reply) {
+    const task = this.busy.get(worker)
+    this.busy.delete(worker)
+    worker.unref()
+    this.idle.push(worker)
+    if (task) {
+      if (reply.error !== undefined) task.reject(new WitnessError(reply.error))
+      else task.resolve({ proof: reply.proof!, publicSignals: reply.publicSignals! })
+    }
+    this.dispatch()
+  }
+
+  private lose(worker: Worker, error: Error) {
+    const task = this.busy.get(worker)
+    this.busy.delete(worker)
+    const at = this.idle.indexOf(worker)
+    if (at >= 0) this.idle.splice(at, 1)
+    task?.reject(error)
+    this.dispatch()
+  }
+}
