@@ -6,7 +6,7 @@
  *   npm run bench                      all benchmarks
  *   BENCH_ROUNDS=5000 npm run bench    more samples per latency figure
  *   BENCH_SECONDS=10 npm run bench     longer throughput runs (default 5 s each)
- *   BENCH_ONLY=chain-b npm run bench   one group: chain-a, chain-b or gateway
+ *   BENCH_ONLY=chain-b npm run bench   one group: chain-a, chain-b, zk or gateway
  */
 import cds from '@sap/cds'
 import { BlockFrostAPI } from '@blockfrost/blockfrost-js'
@@ -14,6 +14,7 @@ import { readBenchmarks } from './read-service.ts'
 import { gatewayBenchmarks } from './gateway.ts'
 import { transactionBenchmarks } from './transactions.ts'
 import { chainBBenchmarks } from './chain-b.ts'
+import { zkBenchmarks } from './zk.ts'
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2000)
 const runs = (group: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY === group
@@ -38,11 +39,12 @@ async function main() {
     await readBenchmarks({ url, devnet, direct, rounds })
     await transactionBenchmarks({ url, devnet, direct, rounds })
   }
-  if (runs('chain-b')) {
+  if (runs('chain-b') || runs('zk')) {
     const { embeddedDevnet: embeddedChainB } = await import('../srv/chains/chain-b/embedded-devnet.ts')
     const chainB = embeddedChainB()
     if (!chainB) throw new Error('the benchmark needs the embedded chain-B devnet (test profile)')
-    await chainBBenchmarks({ url, devnet: chainB, rounds })
+    if (runs('chain-b')) await chainBBenchmarks({ url, devnet: chainB, rounds })
+    if (runs('zk')) await zkBenchmarks({ url, devnet: chainB, rounds })
   }
   server.close()
   await devnet.stop()

@@ -7,7 +7,7 @@ import { scaledValue, scaleOf } from '../chains/chain-b/zk/content.ts'
 import { fieldOfHex, fieldOfText } from '../chains/chain-b/zk/field.ts'
 import { proofClaimOf, signalsByName, type ProofClaim } from '../chains/chain-b/zk/verifier.ts'
 import { badInput, notFound } from '../lib/errors.ts'
-import { fieldKeyParam, fieldParam, jsonValue, PREDICATES, PREDICATE_NAMES } from '../chains/chain-b/zk/params.ts'
+import { fieldKeyParam, fieldParam, jsonValue, predicateOf, PREDICATE_NAMES } from '../chains/chain-b/zk/params.ts'
 import { hash32, optionalHash32 } from '../lib/hash-inputs.ts'
 
 const { SELECT } = cds.ql
@@ -72,12 +72,13 @@ export async function verifyAttestationState(data: Params) {
 function expectedSignals(data: Params, payloadHash: string): { circuit: CircuitId; signals: Record<string, bigint>; payloadHashB?: string } {
   const predicate = String(data.predicate ?? '')
   const payload = fieldOfHex(payloadHash)
-  if (PREDICATES[predicate]) {
+  const comparison = predicateOf(predicate)
+  if (comparison) {
     const scale = scaleOf(data.scale)
     if (data.threshold === undefined || data.threshold === null) throw badInput('MISSING_PARAMETER', 'threshold is required for a field predicate', 'threshold')
     return {
       circuit: 'field_predicate',
-      signals: { payload, fieldKey: fieldKeyParam(data.fieldKey), scale, threshold: scaledValue(String(data.threshold), scale, 'threshold'), op: BigInt(PREDICATES[predicate].op) },
+      signals: { payload, fieldKey: fieldKeyParam(data.fieldKey), scale, threshold: scaledValue(String(data.threshold), scale, 'threshold'), op: BigInt(comparison.op) },
     }
   }
   if (predicate === 'bytesEquality') {
@@ -90,8 +91,9 @@ function expectedSignals(data: Params, payloadHash: string): { circuit: CircuitI
     const payloadHashB = hash32(data.payloadHashB, 'payloadHashB')
     const integrity = predicate === 'documentIntegrity'
     const parameter = integrity ? 'allowedMask' : 'k'
+    if (data[parameter] === undefined || data[parameter] === null) throw badInput('MISSING_PARAMETER', `${parameter} is required for ${predicate}`, parameter)
     const value = Number(data[parameter])
-    if (data[parameter] === undefined || data[parameter] === null || !Number.isInteger(value) || value < 0) throw badInput('MISSING_PARAMETER', `${parameter} is required for ${predicate}`, parameter)
+    if (!Number.isInteger(value) || value < 0) throw badInput(integrity ? 'INVALID_MASK' : 'INVALID_K', `${parameter} must be a whole number, 0 or more`, parameter)
     return {
       circuit: 'document_compare', payloadHashB,
       signals: { payloadA: payload, payloadB: fieldOfHex(payloadHashB), mode: integrity ? 0n : 1n, ...(integrity ? { mask: BigInt(value) } : { k: BigInt(value) }) },

@@ -6,7 +6,7 @@ import {
 import { FIELD_PRIME, fieldHex, fieldOfHex, leafHash, parseField, rootOfPath, setLeafHash, sha256Bytes, type MerklePath } from '../chains/chain-b/zk/field.ts'
 import { ApiError, badInput } from '../lib/errors.ts'
 import { hash32, optionalHash32 } from '../lib/hash-inputs.ts'
-import { fieldKeyParam, fieldParam, jsonValue, pathParam, PREDICATE_NAMES, PREDICATES } from '../chains/chain-b/zk/params.ts'
+import { fieldKeyParam, fieldParam, jsonValue, pathParam, predicateOf, PREDICATE_NAMES } from '../chains/chain-b/zk/params.ts'
 
 /**
  * The claims a caller asks the service to prove, checked before anything is queued: the witness
@@ -75,7 +75,7 @@ const common = (payloadHash: string, root: bigint, context: ClaimContext, key: b
 export function fieldPredicateClaim(params: Params, context: ClaimContext): PreparedClaim {
   const payloadHash = hash32(params.payloadHash, 'payloadHash')
   const key = fieldKeyParam(params.fieldKey)
-  const predicate = PREDICATES[String(params.predicate ?? '')]
+  const predicate = predicateOf(params.predicate)
   if (!predicate) throw badInput('UNKNOWN_PREDICATE', `predicate must be one of ${PREDICATE_NAMES.join(', ')} (or <=, >=, <, >)`, 'predicate')
   const scale = scaleOf(params.scale)
   const value = scaledValue(textParam(params.value, 'value'), scale, 'value')

@@ -25,8 +25,10 @@ export function stableErrorCodes(error: any, req: any, res: any, next: (error: u
   if (refusedByTheQueryCompiler(error, req)) return next(new ApiError(400, 'INVALID_QUERY', `The query cannot be run: ${String(error.message).slice(0, 200)}`))
   if (status >= 500 && !(error instanceof ApiError) && !isStableCode(error.code)) return next(unexpected(error, req))
   if (isBodyNotAnObject(error, req)) return next(new ApiError(400, 'INVALID_BODY', 'The body must be a JSON object of the operation\'s parameters'))
-  if (error.code === 'ASSERT_MANDATORY') error.code = 'MISSING_PARAMETER'
-  else if (!isStableCode(error.code)) error.code = codeFor(status, String(error.message ?? ''), req)
+  if (error.code === 'ASSERT_MANDATORY') {
+    error.code = 'MISSING_PARAMETER'
+    if (typeof error.target === 'string' && error.target) error.message = `${error.target} is required`
+  } else if (!isStableCode(error.code)) error.code = codeFor(status, String(error.message ?? ''), req)
   next(error)
 }
 

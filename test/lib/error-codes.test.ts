@@ -64,7 +64,7 @@ test('what the OData adapter does not implement is the caller\'s request: 406 fo
 })
 
 test('CAP\'s missing-parameter check answers MISSING_PARAMETER; a body that is not an object INVALID_BODY', () => {
-  expect(classify({ status: 400, code: 'ASSERT_MANDATORY', message: 'Provide the missing value.', target: 'buildId' }).code).toBe('MISSING_PARAMETER')
+  expect(classify({ status: 400, code: 'ASSERT_MANDATORY', message: 'Provide the missing value.', target: 'buildId' })).toMatchObject({ code: 'MISSING_PARAMETER', message: 'buildId is required' })
   const withBody = (body: unknown, error: any) => {
     let passed: any
     stableErrorCodes(error, { originalUrl: '/odata/v4/x/Action', body }, undefined, (e: unknown) => (passed = e))

@@ -16,6 +16,9 @@ export const PREDICATES: Record<string, { op: number; name: string }> = {
 }
 export const PREDICATE_NAMES = ['lessOrEqual', 'greaterOrEqual', 'lessThan', 'greaterThan']
 
+/** A predicate by name; own keys only, so a name such as 'toString' is no predicate. */
+export const predicateOf = (name: unknown) => (typeof name === 'string' && Object.hasOwn(PREDICATES, name) ? PREDICATES[name] : undefined)
+
 /** A field key: 64 hex as prepareDocumentProof answers it, or the field's path. */
 export function fieldKeyParam(value: unknown, target = 'fieldKey'): bigint {
   if (typeof value === 'string' && /^[0-9a-fA-F]{64}$/.test(value)) {
