@@ -72,7 +72,7 @@ test('the steps reach a signed, submitted, confirmed transfer, each call charged
   expect(lines).toContain('-10 build POST /odata/v4/chaina-transaction/BuildSimpleAdaTransaction')
 }, 150_000)
 
-test('the chain-B steps anchor a document, follow its job to confirmed, verify it and read it under both spellings', async () => {
+test('the chain-B steps anchor a document with its content root, verify it, read it, prove a field predicate and verify that on the free lane', async () => {
   const steps = shBlockAfter('<!-- quickstart-steps')
   const setUp = steps.slice(0, steps.indexOf('\n# 1.'))
   const chainB = shBlockAfter('<!-- quickstart-chain-b-steps')
@@ -87,9 +87,14 @@ test('the chain-B steps anchor a document, follow its job to confirmed, verify i
   expect(JSON.parse(documents[0]).value).toEqual([expect.objectContaining({ status: 'anchored', anchorHeight: expect.any(Number) })])
   expect(JSON.parse(documents[1]).value).toEqual(JSON.parse(documents[0]).value)
 
+  // The free lane, without a key: the attestation is valid, and the vault records the predicate.
+  expect(lines.filter(Boolean).slice(-2)).toEqual(['VALID', 'true'])
+
   const charged = [...run.stderr.matchAll(/x-access-units-charged: (\d+)/g)].map(m => Number(m[1]))
-  // The anchor 25, then 1 a job look, the verification 2, and each document read 1.
-  expect(charged[0]).toBe(25)
-  expect(charged.slice(1, -3).every(units => units === 1)).toBe(true)
-  expect(charged.slice(-3)).toEqual([2, 1, 1])
+  // The preparation 2, the anchor 25, then 1 a job look, the verification 2, each document read 1; the proof 50, then 1 a job look.
+  expect(charged.slice(0, 2)).toEqual([2, 25])
+  const proof = charged.indexOf(50)
+  expect(charged.slice(2, proof - 3).every(units => units === 1)).toBe(true)
+  expect(charged.slice(proof - 3, proof)).toEqual([2, 1, 1])
+  expect(charged.slice(proof + 1).every(units => units === 1)).toBe(true)
 }, 150_000)
