@@ -1,3 +1,5 @@
+using { common } from '../../db/common';
+
 /**
  * The verify lane: anyone checks chain B's records without a key and free of charge — an
  * attestation by id (its proof verified here, its record found on the vault), a claim or a
@@ -102,7 +104,7 @@ service ChainBVerifyService {
   /** Whether a document hash (the payload hash anchored) is on the vault, by whom and where. */
   function verifyDocument(sha256 : String not null) returns DocumentVerdict;
   /** A raw Groth16 proof with its public signals, for a circuit of /zk-config; and whether the vault records it. */
-  action verifyProof(circuitId : String(32) not null, proofJson : LargeString not null, publicSignalsJson : LargeString not null) returns ProofVerdict;
+  action verifyProof(circuitId : String(32) not null, proofJson : common.JsonText not null, publicSignalsJson : common.JsonText not null) returns ProofVerdict;
 }
 
 // The hosted gateway forwards the lane as product chain B, without a key and free of charge.

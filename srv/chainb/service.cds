@@ -1,4 +1,5 @@
 using { chainb as db } from '../../db/chain-b-vault';
+using { common } from '../../db/common';
 
 /**
  * Chain B (Midnight): documents anchored on the attestation-vault contract, agent-output
@@ -31,7 +32,7 @@ service ChainBService {
     status       : String(12);
     documentId   : UUID;
     payloadHash  : Sha256;
-    envelopeJson : LargeString;
+    envelopeJson : common.JsonText;
   }
 
   type DisclosureAccepted {
@@ -153,7 +154,7 @@ service ChainBService {
     /** The members' digests (field elements of their SHA-256), ascending. */
     members         : many String(64);
     /** The value's path in the set (when value or valueDigest is given), JSON arrays. */
-    setSiblingsJson : LargeString;
+    setSiblingsJson : common.JsonText;
     setDirsJson     : LargeString;
   }
 
@@ -212,9 +213,9 @@ service ChainBService {
    * scale? }), with each field's salt and path: what anchorDocument and the proofs need. Computed
    * here, recorded nowhere. The same document, fields and saltSeed give the same root (README, Content roots).
    */
-  action prepareDocumentProof(documentJson : LargeString not null, proofFieldsJson : LargeString not null, saltSeed : String) returns DocumentProof;
+  action prepareDocumentProof(documentJson : common.JsonText not null, proofFieldsJson : common.JsonText not null, saltSeed : String) returns DocumentProof;
   /** The root of a set of up to 64 allowed texts, and the path of `value` (or of valueDigest) in it. */
-  action prepareMembershipSet(allowedValuesJson : LargeString not null, value : LargeString, valueDigest : String) returns MembershipSet;
+  action prepareMembershipSet(allowedValuesJson : common.JsonText not null, value : LargeString, valueDigest : String) returns MembershipSet;
 
   /**
    * Proves that a uint field of an anchored document compares to a threshold (predicate
@@ -222,31 +223,31 @@ service ChainBService {
    * the field's units, scale as prepareDocumentProof answered (default 1000). A job: poll getJobStatus.
    */
   action issueFieldPredicateAttestation(payloadHash : String not null, fieldKey : String not null, value : String not null, fieldSalt : String not null,
-                                        siblingsJson : LargeString not null, dirsJson : LargeString not null, predicate : String not null, threshold : String not null,
+                                        siblingsJson : common.JsonText not null, dirsJson : common.JsonText not null, predicate : String not null, threshold : String not null,
                                         scale : String, unit : String(40), contentRoot : String, idempotencyKey : String(128)) returns AttestationAccepted;
   /** Up to 8 claims about one or more anchored documents in one job and one transaction (README lists the claim forms). */
-  action issueFieldPredicateAttestationBatch(payloadHash : String, claimsJson : LargeString not null, idempotencyKey : String(128)) returns BatchAccepted;
+  action issueFieldPredicateAttestationBatch(payloadHash : String, claimsJson : common.JsonText not null, idempotencyKey : String(128)) returns BatchAccepted;
   /** Proves that a bytes field holds the text expectedValue (or the text whose SHA-256 is expectedDigest). */
   action issueFieldEqualityAttestation(payloadHash : String not null, fieldKey : String not null, expectedValue : LargeString, expectedDigest : String, fieldSalt : String not null,
-                                       siblingsJson : LargeString not null, dirsJson : LargeString not null, contentRoot : String, idempotencyKey : String(128)) returns AttestationAccepted;
+                                       siblingsJson : common.JsonText not null, dirsJson : common.JsonText not null, contentRoot : String, idempotencyKey : String(128)) returns AttestationAccepted;
   /** Proves that a bytes field holds one of a set's texts (allowedValuesJson, or setRoot with the set path) without revealing which. */
   action issueFieldMembershipAttestation(payloadHash : String not null, fieldKey : String not null, value : LargeString, valueDigest : String,
-                                         allowedValuesJson : LargeString, setRoot : String, setSiblingsJson : LargeString, setDirsJson : LargeString,
-                                         fieldSalt : String not null, siblingsJson : LargeString not null, dirsJson : LargeString not null, contentRoot : String,
+                                         allowedValuesJson : common.JsonText, setRoot : String, setSiblingsJson : common.JsonText, setDirsJson : common.JsonText,
+                                         fieldSalt : String not null, siblingsJson : common.JsonText not null, dirsJson : common.JsonText not null, contentRoot : String,
                                          idempotencyKey : String(128)) returns AttestationAccepted;
   /** Proves that two anchored documents with the same fields differ only in the slots of allowedMask (bit i: slot i may differ). */
   action issueDocumentIntegrityAttestation(payloadHashA : String not null, payloadHashB : String not null, allowedMask : Int64 not null,
-                                           openingAJson : LargeString not null, openingBJson : LargeString not null, contentRootA : String, contentRootB : String,
+                                           openingAJson : common.JsonText not null, openingBJson : common.JsonText not null, contentRootA : String, contentRootB : String,
                                            idempotencyKey : String(128)) returns AttestationAccepted;
   /** Proves that two anchored documents with the same fields differ in at least k slots. */
   action issueDocumentDiffAttestation(payloadHashA : String not null, payloadHashB : String not null, k : Integer not null,
-                                      openingAJson : LargeString not null, openingBJson : LargeString not null, contentRootA : String, contentRootB : String,
+                                      openingAJson : common.JsonText not null, openingBJson : common.JsonText not null, contentRootA : String, contentRootB : String,
                                       idempotencyKey : String(128)) returns AttestationAccepted;
   /**
    * Records a proof the caller made with the keys from /zk-config and snarkjs: the service verifies
    * it (its public attester must be the caller's attester id), then records it and pays the fee.
    */
-  action sponsorAttestation(circuitId : String(32) not null, proofJson : LargeString not null, publicSignalsJson : LargeString not null,
+  action sponsorAttestation(circuitId : String(32) not null, proofJson : common.JsonText not null, publicSignalsJson : common.JsonText not null,
                             payloadHash : String not null, payloadHashB : String, idempotencyKey : String(128)) returns AttestationAccepted;
 
   /** A job the service accepted failed for a reason that was not the caller's: its charge is refunded. */

@@ -132,7 +132,7 @@ describe('proofs made outside the service', () => {
       scale: '1', threshold: '18', op: '1', value: '36', salt: decimal(field.salt), siblings: field.siblings.map(decimal), dirs: field.dirs.map(dir => (dir ? '1' : '0')),
       ...overrides,
     }
-    return snarkjs.groth16.fullProve(input, join(KEYS, 'field_predicate', 'field_predicate.wasm'), join(KEYS, 'field_predicate', 'field_predicate.zkey'))
+    return snarkjs.groth16.fullProve(input, join(KEYS, 'field_predicate', 'field_predicate.wasm'), join(KEYS, 'field_predicate', 'field_predicate.zkey'), undefined, undefined, { singleThread: true })
   }
 
   beforeAll(async () => {

@@ -145,7 +145,7 @@ describe('a proof made by the caller, sponsored', () => {
       fieldKey: decimal(field.fieldKey), scale: field.scale, threshold: String(threshold), op: '0', value: field.value, salt: decimal(field.salt),
       siblings: field.siblings.map(decimal), dirs: field.dirs.map(dir => (dir ? '1' : '0')),
     }
-    return snarkjs.groth16.fullProve(input, join(KEYS, 'field_predicate', 'field_predicate.wasm'), join(KEYS, 'field_predicate', 'field_predicate.zkey'))
+    return snarkjs.groth16.fullProve(input, join(KEYS, 'field_predicate', 'field_predicate.wasm'), join(KEYS, 'field_predicate', 'field_predicate.zkey'), undefined, undefined, { singleThread: true })
   }
 
   test('a proof made with snarkjs outside the service is verified, recorded and paid for', async () => {

@@ -262,13 +262,13 @@ export interface ZkConfig {
   keysDir: string
   /** Production runs on development keys only when told to. */
   allowDevelopmentKeys: boolean
-  /** Proofs made at once (threads); by default one per core. */
+  /** Proofs made at once (threads); by default one per core but one, which the event loop keeps for itself (at least 1). */
   provers: number
 }
 
 export function zkConfig(options: ChainBOptions = chainBOptions()): ZkConfig {
   const read = reader(options)
-  const provers = read.number('zk.provers', availableParallelism())
+  const provers = read.number('zk.provers', Math.max(1, availableParallelism() - 1))
   if (!Number.isInteger(provers) || provers < 1) throw new Error(`Setting ${optionName('zk.provers')} must be a whole number of threads, at least 1`)
   return { keysDir: resolve(cds.root, read.string('zk.keys', 'zk/keys')), allowDevelopmentKeys: read.boolean('zk.allowDevelopmentKeys', false), provers }
 }

@@ -27,7 +27,7 @@ const config = (allowDevelopmentKeys: boolean): ZkConfig => ({ keysDir: '/keys',
 
 describe('zkConfig', () => {
   test('defaults: zk/keys in the project, development keys not allowed, one prover per core', () => {
-    expect(zkConfig(chainBOptions({}, {}))).toEqual({ keysDir: resolve(cds.root, 'zk/keys'), allowDevelopmentKeys: false, provers: availableParallelism() })
+    expect(zkConfig(chainBOptions({}, {}))).toEqual({ keysDir: resolve(cds.root, 'zk/keys'), allowDevelopmentKeys: false, provers: Math.max(1, availableParallelism() - 1) })
   })
 
   test('CHAIN_B_ZK_KEYS, CHAIN_B_ZK_ALLOW_DEVELOPMENT_KEYS and CHAIN_B_ZK_PROVERS set keysDir (relative to the project), allowDevelopmentKeys and provers', () => {

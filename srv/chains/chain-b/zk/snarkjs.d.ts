@@ -3,7 +3,7 @@ declare module 'snarkjs' {
   export interface Groth16Proof { pi_a: string[]; pi_b: string[][]; pi_c: string[]; protocol: string; curve: string }
   type FileSource = string | { type: 'mem'; data: Uint8Array }
   export const groth16: {
-    fullProve(input: Record<string, unknown>, wasm: FileSource, zkey: FileSource): Promise<{ proof: Groth16Proof; publicSignals: string[] }>
+    fullProve(input: Record<string, unknown>, wasm: FileSource, zkey: FileSource, logger?: unknown, witnessOptions?: unknown, proverOptions?: { singleThread?: boolean }): Promise<{ proof: Groth16Proof; publicSignals: string[] }>
     verify(verificationKey: unknown, publicSignals: string[], proof: Groth16Proof): Promise<boolean>
   }
 }
