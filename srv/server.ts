@@ -19,6 +19,9 @@ import { serveZkConfig } from './zk-config/index.ts'
  * and nothing that escapes a handler ends the process.
  */
 export default async function server(options: any) {
+  // Each part that runs in the background (the chains, their devnets, the job runner, the
+  // follower, the prover, the gateway's sweeper) stops itself on 'shutdown': more than Node's default 10.
+  ;(cds as unknown as EventEmitter).setMaxListeners(32)
   const after = (cds.middlewares as any).after as unknown[]
   if (!after.includes(stableErrorCodes)) after.unshift(stableErrorCodes)
   await connectChainA()
