@@ -135,6 +135,20 @@ test('a batch of 8 claims: one job, one transaction, duplicates proven once', as
   expect((await settledJob(alice, twice.data.jobId)).status).toBe('confirmed')
 })
 
+test('the same request sent at once with one idempotency key: one job, one attestation, charged once', async () => {
+  const field = fieldOf(invoice, 'lines')
+  const body = { ...witnessOf(invoice, 'lines'), value: field.value, scale: field.scale, predicate: 'greaterOrEqual', threshold: '1', idempotencyKey: 'lines-at-least-one' }
+  const before = await balanceOf(key.id)
+  const answers = await Promise.all([1, 2, 3].map(() => alice.post(`${CHAINB}/issueFieldPredicateAttestation`, body)))
+  expect(new Set(answers.map(answer => answer.data.jobId)).size).toBe(1)
+  expect(new Set(answers.map(answer => answer.data.attestationId)).size).toBe(1)
+  expect(answers.map(answer => answer.charged).sort()).toEqual(['0', '0', '50'])
+  expect(await balanceOf(key.id)).toBe(before - 50)
+  expect((await settledJob(alice, answers[0].data.jobId)).status).toBe('confirmed')
+  const rows = (await alice.get(`${CHAINB}/Attestations?$filter=${encodeURIComponent(`job_ID eq ${answers[0].data.jobId}`)}`)).data.value
+  expect(rows).toHaveLength(1)
+})
+
 describe('a proof made by the caller, sponsored', () => {
   async function localProof(attesterId: string, threshold: bigint) {
     const field = fieldOf(invoice, 'lines')
