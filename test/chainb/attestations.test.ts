@@ -49,7 +49,6 @@ async function provenAttestation(operation: string, body: object, price: string)
   expect(accepted.charged).toBe(price)
   const job = await settledJob(alice, accepted.data.jobId)
   expect(job).toMatchObject({ kind: 'proveAttestation', status: 'confirmed', errorCode: null })
-  expect(JSON.parse(job.request ?? '{}').prove).toBeUndefined()
 
   const row = (await alice.get(`${CHAINB}/Attestations(${accepted.data.attestationId})`)).data
   expect(row).toMatchObject({ status: 'proven', provenTxHash: job.txHash, provenHeight: job.blockHeight })
@@ -64,7 +63,16 @@ test('a field predicate: total >= 1000 proven without revealing the total, valid
   const field = fieldOf(invoice, 'total')
   const { row } = await provenAttestation('issueFieldPredicateAttestation', { ...witnessOf(invoice, 'total'), value: field.value, scale: field.scale, predicate: 'greaterOrEqual', threshold: '1000' }, '50')
   expect(JSON.parse(row.claim)).toEqual({ fieldKey: field.fieldKey, predicate: 'greaterOrEqual', threshold: '1000', scale: '1000', scaledThreshold: '1000000' })
-  expect(row.proof).not.toContain('1234')
+  // Once proved, the job keeps the call with the proof, not the witness: no value, no salt.
+  const request = JSON.parse((await alice.get(`${CHAINB}/Jobs(${row.job_ID})`)).data.request)
+  expect(request.prove).toBeUndefined()
+  expect(request.call.circuit).toBe('recordAttestations')
+  expect(JSON.stringify(request)).not.toContain(String(BigInt('0x' + field.salt)))
+  expect(JSON.stringify(request)).not.toContain('"value"')
+  // The attestation is the key's own: another key lists none and reads none by id (the verify lane is public).
+  const stranger = client(app.url, (await issueTestKey({ units: 10 })).key)
+  expect((await stranger.get(`${CHAINB}/Attestations`)).data.value).toEqual([])
+  expect((await stranger.get(`${CHAINB}/Attestations(${row.ID})`)).status).toBe(404)
   const state = await anonymous.get(`${VERIFY}/verifyPredicateState(payloadHash='${invoice.payloadHash}',predicate='greaterOrEqual',fieldKey='total',threshold='1000')`)
   expect(state.data).toMatchObject({ verified: true, proven: true, code: 'VALID' })
   const other = await anonymous.get(`${VERIFY}/verifyPredicateState(payloadHash='${invoice.payloadHash}',predicate='greaterOrEqual',fieldKey='total',threshold='1001')`)
