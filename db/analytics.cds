@@ -41,3 +41,21 @@ entity BucketWriterState {
       foldedAt     : Timestamp;
       lastReorgAt  : Timestamp;
 }
+
+/**
+ * Per chain and epoch: each entity's share of a resource. `producers`: blocks per producer (chain A:
+ * pool; chain B: author key), from the indexed blocks of the epoch; `stake`: active stake per pool
+ * (chain A), as the index held it when the epoch was folded.
+ */
+entity EpochSnapshots {
+  key chain      : String(10);
+  key network    : String(20);
+  key epoch      : Integer;
+  key resource   : String(10) enum { producers; stake };
+  key entity     : String(120);
+      value      : Figure;
+      share      : Double;
+      /** The epoch still runs (or its blocks are not final): computed again. */
+      final      : Boolean;
+      computedAt : Timestamp;
+}

@@ -1,5 +1,6 @@
 import cds from '@sap/cds'
-import { foldChainB } from '../../srv/analytics/chain-b-buckets.ts'
+import { foldChain } from '../../srv/analytics/bucket-writer.ts'
+import { chainBSource } from '../../srv/analytics/chain-b-source.ts'
 
 /**
  * Chain B's index folded into hourly and daily buckets, against a history counted by hand: six
@@ -30,7 +31,7 @@ const sync = (indexedHeight: number, finalizedHeight: number) =>
 
 /** The buckets of a resolution as { 'start metric': [value, count, min, max, final] }. */
 async function buckets(resolution: 'hour' | 'day') {
-  const rows = await SELECT.from('analytics.MetricBuckets').where({ chain: 'chain-b', resolution })
+  const rows = await SELECT.from('analytics.MetricBuckets').where({ chain: 'chain-b', resolution, dimension: '' })
   return Object.fromEntries(rows.map((row: any) => [`${new Date(row.bucketStart).toISOString().slice(0, 13)} ${row.metric}`,
     [Number(row.value), Number(row.count), row.min === null ? null : Number(row.min), row.max === null ? null : Number(row.max), !!row.final]]))
 }
@@ -51,7 +52,7 @@ test('hours and days folded from a hand-counted history, and folded again after 
   await tx('t7', b105, 105, { paidFees: '20', isShielded: true })
   await sync(105, 102)
 
-  expect(await foldChainB()).toBe(3)
+  expect((await foldChain(chainBSource)).hours).toBe(3)
   expect(await buckets('hour')).toEqual({
     // 10:00 holds blocks 100 and 101; it ends before block 102 (finalized, 11:10): final.
     '2026-01-01T10 chain.blocks': [2, 2, null, null, true],
@@ -79,7 +80,7 @@ test('hours and days folded from a hand-counted history, and folded again after 
   expect(days['2026-01-01T00 tx.count']).toEqual([4, 4, null, null, false])
   expect(days['2026-01-01T00 fee.total']).toEqual([250, 4, 30, 100, false])
   expect(days['2026-01-02T00 fee.total']).toEqual([30, 2, 10, 20, false])
-  expect(await foldChainB()).toBe(2) // only the provisional hours again
+  expect((await foldChain(chainBSource)).hours).toBe(2) // only the provisional hours again
 
   // A reorg replaces block 105 (and t7) with a block at 09:45 holding t8, and adds block 106 at 10:15.
   await DELETE.from('chainb.Transactions').where({ blockHeight: 105 })
@@ -90,7 +91,7 @@ test('hours and days folded from a hand-counted history, and folded again after 
   await INSERT.into('chainb.ReorgLog').entries({ ID: cds.utils.uuid(), detectedAt: new Date().toISOString(), forkHeight: 105, blocksRolledBack: 1, cause: 'reorg' })
   await sync(106, 104)
 
-  await foldChainB()
+  await foldChain(chainBSource)
   const after = await buckets('hour')
   expect(after['2026-01-02T09 fee.total']).toEqual([50, 2, 10, 40, false])
   expect(after['2026-01-02T09 tx.shielded']).toBeUndefined()

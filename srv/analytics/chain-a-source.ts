@@ -1,0 +1,133 @@
+import cds from '@sap/cds'
+import { Blocks, ReorgLog, SyncState, Transactions, TransactionInputs, TransactionOutputs, TransactionOutputAssets } from '#cds-models/chaina'
+import type { Activity } from './activity.ts'
+import { epochProducers, type ProducerRow, iso, numberOr, time, type ChainSource } from './sources.ts'
+
+const { SELECT } = cds.ql
+
+/**
+ * Chain A as its follower indexed it (srv/chaina-odata/follower.ts) into the read cache
+ * (db/chain-a.cds): only the heights the follower covers, from where it started to where it stands,
+ * so blocks a lazy read cached out of that range do not count.
+ */
+
+interface Range { from: number; to: number }
+
+const within = (range: Range, from: number, to?: number) => ({
+  time: to === undefined ? { '>=': iso(from) } : { between: iso(from), and: iso(to - 1) },
+  height: { between: range.from, and: range.to },
+})
+
+/** The heights the follower covers; undefined before it indexed anything. */
+async function followedRange(): Promise<Range | undefined> {
+  const sync = await SELECT.one.from(SyncState).columns('startHeight', 'indexedHeight').where({ ID: 'chain-a' })
+  return sync?.indexedHeight ? { from: sync.startHeight ?? 0, to: sync.indexedHeight } : undefined
+}
+
+export const chainASource: ChainSource = {
+  chain: 'chain-a',
+  feeUnit: 'lovelace',
+
+  async position() {
+    const sync = await SELECT.one.from(SyncState).where({ ID: 'chain-a' })
+    if (!sync?.indexedHeight) return undefined
+    const tip = await SELECT.one.from(Blocks).columns('epoch').where({ hash: sync.indexedHash })
+    return {
+      network: sync.network ?? 'devnet', chainHeight: sync.chainHeight ?? null, indexedHeight: sync.indexedHeight,
+      finalizedHeight: sync.finalizedHeight ?? null, status: sync.status ?? null, indexedAt: sync.indexedAt ?? null, epoch: tip?.epoch ?? null,
+    }
+  },
+
+  async reorgsSince(after) {
+    const rows = await SELECT.from(ReorgLog).columns('forkHeight', 'detectedAt').where(after ? { detectedAt: { '>': after } } : {})
+    return rows.map(row => ({ forkHeight: Number(row.forkHeight), detectedAt: row.detectedAt! }))
+  },
+
+  async reorgsWithin(from, to) {
+    const row = await SELECT.one.from(ReorgLog).columns('count(1) as reorgs').where({ detectedAt: { between: iso(from), and: iso(to - 1) } }) as { reorgs?: number | string }
+    return Number(row?.reorgs ?? 0)
+  },
+
+  async blockTime(height) {
+    const range = await followedRange()
+    if (!range || height < range.from || height > range.to) return undefined
+    const block = await SELECT.one.from(Blocks).columns('time').where({ height })
+    return block?.time ? time(block.time) : undefined
+  },
+
+  async firstBlockTimeFrom(height) {
+    const range = await followedRange()
+    if (!range) return undefined
+    const block = await SELECT.one.from(Blocks).columns('time').where({ height: { between: Math.max(height, range.from), and: range.to } }).orderBy('height')
+    return block?.time ? time(block.time) : undefined
+  },
+
+  async activity(from, to): Promise<Activity> {
+    const range = await followedRange()
+    if (!range) return { blocks: [], transactions: [], actions: [] }
+    const blocks = await SELECT.from(Blocks).columns('hash', 'height', 'time', 'slotLeader', 'epoch').where(within(range, from, to))
+    if (!blocks.length) return { blocks: [], transactions: [], actions: [] }
+    const hashes = blocks.map(block => block.hash!)
+    const transactions = await SELECT.from(Transactions).columns('hash', 'blockHeight', 'fee', 'validContract', 'redeemerCount', 'assetMintOrBurnCount').where({ blockHash: { in: hashes } })
+    const txHashes = transactions.map(tx => tx.hash!)
+    const outputs = txHashes.length ? await SELECT.from(TransactionOutputs).columns('txHash', 'address', 'lovelace').where({ txHash: { in: txHashes } }) : []
+    const inputs = txHashes.length ? await SELECT.from(TransactionInputs).columns('txHash', 'address').where({ txHash: { in: txHashes }, isReference: { '!=': true } }) : []
+    const assets = txHashes.length ? await SELECT.from(TransactionOutputAssets).columns('txHash', 'policyId', 'assetNameHex').where({ txHash: { in: txHashes } }) : []
+    const byTx = <T extends { txHash?: string | null }>(rows: T[]) => {
+      const grouped = new Map<string, T[]>()
+      for (const row of rows) grouped.set(row.txHash!, [...(grouped.get(row.txHash!) ?? []), row])
+      return grouped
+    }
+    const outputsOf = byTx(outputs), inputsOf = byTx(inputs), assetsOf = byTx(assets)
+    return {
+      blocks: blocks.map(block => ({ height: block.height!, time: time(block.time), producer: block.slotLeader ?? null, epoch: block.epoch ?? null })),
+      transactions: transactions.map(tx => {
+        const paid = (outputsOf.get(tx.hash!) ?? []).map(output => ({ address: output.address!, lovelace: Number(output.lovelace ?? 0) }))
+        return {
+          blockHeight: tx.blockHeight!,
+          system: false,
+          failed: tx.validContract === false,
+          shielded: false,
+          script: Number(tx.redeemerCount ?? 0) > 0,
+          fee: numberOr(tx.fee, null),
+          outputLovelace: paid.reduce((sum, output) => sum + output.lovelace, 0),
+          outputs: paid,
+          addresses: [...paid.map(output => output.address), ...(inputsOf.get(tx.hash!) ?? []).map(input => input.address!)].filter(Boolean),
+          mintEvents: Number(tx.assetMintOrBurnCount ?? 0),
+          assets: (assetsOf.get(tx.hash!) ?? []).map(asset => `${asset.policyId}${asset.assetNameHex ?? ''}`),
+        }
+      }),
+      actions: [],
+    }
+  },
+
+  async fees(from, to) {
+    const range = await followedRange()
+    if (!range) return []
+    const rows = await SELECT.from(Transactions).columns('fee').where({ blockHash: { in: SELECT.from(Blocks).columns('hash').where(within(range, from, to)) } })
+    return rows.map(row => Number(row.fee))
+  },
+
+  async sizes(from, to) {
+    const range = await followedRange()
+    if (!range) return []
+    const rows = await SELECT.from(Transactions).columns('size').where({ blockHash: { in: SELECT.from(Blocks).columns('hash').where(within(range, from, to)) } })
+    return rows.map(row => Number(row.size))
+  },
+
+  async producersOfEpoch(epoch) {
+    const range = await followedRange()
+    if (!range) return { producers: [], ended: false, lastBlockAt: null }
+    const inRange = { height: { between: range.from, and: range.to } }
+    const rows = await SELECT.from(Blocks).columns('slotLeader as producer', 'count(1) as blocks', 'max(time) as last').where({ epoch, ...inRange }).groupBy('slotLeader')
+    const later = await SELECT.one.from(Blocks).columns('height').where({ epoch: { '>': epoch }, ...inRange })
+    return epochProducers(rows as unknown as ProducerRow[], !!later)
+  },
+
+  async blockSpan(from, to) {
+    const range = await followedRange()
+    if (!range) return { count: 0, first: null, last: null }
+    const row = await SELECT.one.from(Blocks).columns('count(1) as count', 'min(time) as first', 'max(time) as last').where(within(range, from, to)) as { count: number | string; first: string | null; last: string | null }
+    return { count: Number(row?.count ?? 0), first: row?.first ? time(row.first) : null, last: row?.last ? time(row.last) : null }
+  },
+}

@@ -1,0 +1,112 @@
+import cds from '@sap/cds'
+import { Blocks, ContractActions, ReorgLog, SyncState, Transactions, UnshieldedUtxos } from '#cds-models/chainb'
+import type { Activity, TransactionItem } from './activity.ts'
+import { epochProducers, type ProducerRow, iso, numberOr, time, type ChainSource } from './sources.ts'
+
+const { SELECT } = cds.ql
+
+/** Chain B as its follower indexed it (srv/chainb-indexer, db/chain-b.cds). */
+
+interface TransactionRow { hash: string; blockHeight: number; transactionType: string; status: string | null; paidFees: string | null; isShielded: boolean | null }
+
+const within = (from: number, to?: number) => ({ timestamp: to === undefined ? { '>=': iso(from) } : { between: iso(from), and: iso(to - 1) } })
+
+export const chainBSource: ChainSource = {
+  chain: 'chain-b',
+  feeUnit: 'DUST (smallest unit)',
+
+  async position() {
+    const sync = await SELECT.one.from(SyncState).where({ ID: 'chain-b' })
+    if (!sync?.indexedHeight) return undefined
+    const tip = await SELECT.one.from(Blocks).columns('epoch').where({ height: sync.indexedHeight })
+    return {
+      network: sync.network ?? 'devnet', chainHeight: sync.chainHeight ?? null, indexedHeight: sync.indexedHeight,
+      finalizedHeight: sync.finalizedHeight ?? null, status: sync.status ?? null, indexedAt: sync.indexedAt ?? null, epoch: tip?.epoch ?? null,
+    }
+  },
+
+  async reorgsSince(after) {
+    const rows = await SELECT.from(ReorgLog).columns('forkHeight', 'detectedAt').where(after ? { detectedAt: { '>': after } } : {})
+    return rows.map(row => ({ forkHeight: Number(row.forkHeight), detectedAt: row.detectedAt! }))
+  },
+
+  async reorgsWithin(from, to) {
+    const row = await SELECT.one.from(ReorgLog).columns('count(1) as reorgs').where({ detectedAt: { between: iso(from), and: iso(to - 1) } }) as { reorgs?: number | string }
+    return Number(row?.reorgs ?? 0)
+  },
+
+  async blockTime(height) {
+    const block = await SELECT.one.from(Blocks).columns('timestamp').where({ height })
+    return block?.timestamp ? time(block.timestamp) : undefined
+  },
+
+  async firstBlockTimeFrom(height) {
+    const block = await SELECT.one.from(Blocks).columns('timestamp').where({ height: { '>=': height } }).orderBy('height')
+    return block?.timestamp ? time(block.timestamp) : undefined
+  },
+
+  async activity(from, to): Promise<Activity> {
+    const blocks = await SELECT.from(Blocks).columns('height', 'timestamp', 'author', 'epoch').where(within(from, to))
+    if (!blocks.length) return { blocks: [], transactions: [], actions: [] }
+    const heights = blocks.map(block => block.height!)
+    const range = { between: Math.min(...heights), and: Math.max(...heights) }
+    const transactions = await SELECT.from(Transactions).columns('hash', 'blockHeight', 'transactionType', 'status', 'paidFees', 'isShielded').where({ blockHeight: range }) as TransactionRow[]
+    const actions = await SELECT.from(ContractActions).columns('blockHeight', 'transaction_hash', 'address', 'actionType').where({ blockHeight: range })
+    const owners = await unshieldedOwners(transactions.map(tx => tx.hash))
+    const scripted = new Set(actions.map(action => action.transaction_hash))
+    return {
+      blocks: blocks.map(block => ({ height: block.height!, time: time(block.timestamp), producer: block.author ?? null, epoch: block.epoch ?? null })),
+      transactions: transactions.map((tx): TransactionItem => ({
+        blockHeight: tx.blockHeight,
+        system: tx.transactionType === 'system',
+        failed: tx.status === 'FAILURE' || tx.status === 'PARTIAL_SUCCESS',
+        shielded: !!tx.isShielded,
+        script: scripted.has(tx.hash),
+        fee: numberOr(tx.paidFees, null),
+        addresses: owners.get(tx.hash) ?? [],
+      })),
+      actions: actions.map(action => ({
+        blockHeight: action.blockHeight!, contract: action.address!,
+        kind: action.actionType === 'ContractCall' ? 'call' : action.actionType === 'ContractDeploy' ? 'deploy' : 'update',
+      })),
+    }
+  },
+
+  async fees(from, to) {
+    const rows = await SELECT.from(Transactions).columns('paidFees')
+      .where({ transactionType: 'regular', paidFees: { '!=': null }, blockHeight: { in: SELECT.from(Blocks).columns('height').where(within(from, to)) } })
+    return rows.map(row => Number(row.paidFees))
+  },
+
+  async sizes() {
+    return null
+  },
+
+  async producersOfEpoch(epoch) {
+    const rows = await SELECT.from(Blocks).columns('author as producer', 'count(1) as blocks', 'max(timestamp) as last').where({ epoch }).groupBy('author')
+    const later = await SELECT.one.from(Blocks).columns('height').where({ epoch: { '>': epoch } })
+    return epochProducers(rows as unknown as ProducerRow[], !!later)
+  },
+
+  async blockSpan(from, to) {
+    const row = await SELECT.one.from(Blocks).columns('count(1) as count', 'min(timestamp) as first', 'max(timestamp) as last').where(within(from, to)) as { count: number | string; first: string | null; last: string | null }
+    return { count: Number(row?.count ?? 0), first: row?.first ? time(row.first) : null, last: row?.last ? time(row.last) : null }
+  },
+}
+
+/** The owners of the unshielded outputs each transaction created or spent. */
+async function unshieldedOwners(hashes: string[]): Promise<Map<string, string[]>> {
+  const owners = new Map<string, string[]>()
+  if (!hashes.length) return owners
+  const rows = await SELECT.from(UnshieldedUtxos).columns('owner', 'createdAtTransaction_hash', 'spentAtTransaction_hash')
+    .where('createdAtTransaction_hash in', hashes, 'or spentAtTransaction_hash in', hashes)
+  const add = (hash: string | null | undefined, owner: string | null | undefined) => {
+    if (!hash || !owner) return
+    owners.set(hash, [...(owners.get(hash) ?? []), owner])
+  }
+  for (const row of rows) {
+    add(row.createdAtTransaction_hash, row.owner)
+    add(row.spentAtTransaction_hash, row.owner)
+  }
+  return owners
+}

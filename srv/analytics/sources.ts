@@ -1,0 +1,60 @@
+import type { Activity } from './activity.ts'
+import type { Chain } from './catalogue.ts'
+
+/**
+ * What analytics reads of one chain's index (its follower's tables; never the upstream): where the
+ * follower stands, the reorgs it went through, and the activity of a span of time.
+ */
+
+export interface FollowerPosition {
+  network: string
+  chainHeight: number | null
+  indexedHeight: number
+  /** Blocks at or below it no longer change. */
+  finalizedHeight: number | null
+  status: string | null
+  indexedAt: string | null
+  epoch: number | null
+}
+
+export interface EpochProducers { producers: { producer: string; blocks: number }[]; ended: boolean; lastBlockAt: number | null }
+
+export interface BlockSpan { count: number; first: number | null; last: number | null }
+
+export interface ChainSource {
+  chain: Chain
+  /** The fee unit of the chain (chain A lovelace, chain B DUST's smallest unit). */
+  feeUnit: string
+  position(): Promise<FollowerPosition | undefined>
+  /** Reorgs recorded after a time (all when null), with the first replaced height. */
+  reorgsSince(after: string | null): Promise<{ forkHeight: number; detectedAt: string }[]>
+  /** Reorgs recorded within a span of time. */
+  reorgsWithin(from: number, to: number): Promise<number>
+  /** The time of the indexed block at a height. */
+  blockTime(height: number): Promise<number | undefined>
+  /** The time of the lowest indexed block at or above a height. */
+  firstBlockTimeFrom(height: number): Promise<number | undefined>
+  /** Blocks with their time in [from, to), with their transactions and contract actions. */
+  activity(from: number, to?: number): Promise<Activity>
+  /** The fees of the (regular) transactions in blocks with their time in [from, to). */
+  fees(from: number, to: number): Promise<number[]>
+  /** Transaction sizes in bytes in [from, to); null when the chain's index does not keep them. */
+  sizes(from: number, to: number): Promise<number[] | null>
+  /** Blocks per producer in an epoch's indexed blocks; ended once a later epoch has a block. */
+  producersOfEpoch(epoch: number): Promise<EpochProducers>
+  /** How many blocks in [from, to), and the first and last one's time. */
+  blockSpan(from: number, to: number): Promise<BlockSpan>
+}
+
+export const time = (value: string | Date | null | undefined) => (value ? new Date(value).getTime() : NaN)
+export const iso = (at: number) => new Date(at).toISOString()
+export const numberOr = <T>(value: unknown, otherwise: T): number | T => (value === null || value === undefined ? otherwise : Number(value))
+
+/** Grouped block rows ({ producer, blocks, last }) as an epoch's producers. */
+export interface ProducerRow { producer?: string | null; blocks?: number | string; last?: string | null }
+
+export function epochProducers(rows: ProducerRow[], ended: boolean): EpochProducers {
+  const producers = rows.filter(row => row.producer).map(row => ({ producer: row.producer!, blocks: Number(row.blocks) }))
+  const lasts = rows.map(row => time(row.last)).filter(at => !Number.isNaN(at))
+  return { producers, ended, lastBlockAt: lasts.length ? Math.max(...lasts) : null }
+}
