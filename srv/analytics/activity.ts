@@ -61,7 +61,8 @@ export const DIMENSIONED = {
 export function foldActivity(activity: Activity, resolution: Resolution): Map<number, BucketFigures> {
   const bucketOfHeight = new Map(activity.blocks.map(block => [block.height, bucketStart(block.time, resolution)]))
   const buckets = new Map<number, BucketFigures>()
-  const add = (start: number | undefined, metric: string, amount = 1, dimension = '', withRange = false) => {
+  /** Adds an item to a bucket's figure; `ranged` is what its min and max keep (the amount itself when true). */
+  const add = (start: number | undefined, metric: string, amount = 1, dimension = '', ranged: boolean | number = false) => {
     if (start === undefined) return
     let figures = buckets.get(start)
     if (!figures) buckets.set(start, (figures = new Map()))
@@ -69,16 +70,19 @@ export function foldActivity(activity: Activity, resolution: Resolution): Map<nu
     const figure = figures.get(key) ?? { value: 0, count: 0 }
     figure.value += amount
     figure.count += 1
-    if (withRange) {
-      figure.min = Math.min(figure.min ?? amount, amount)
-      figure.max = Math.max(figure.max ?? amount, amount)
+    if (ranged !== false) {
+      const item = ranged === true ? amount : ranged
+      figure.min = Math.min(figure.min ?? item, item)
+      figure.max = Math.max(figure.max ?? item, item)
     }
     figures.set(key, figure)
   }
 
   for (const block of activity.blocks) {
     const start = bucketOfHeight.get(block.height)
-    add(start, 'chain.blocks')
+    // The first and last block's time (seconds) give the mean interval over any run of buckets.
+    add(start, 'chain.blocks', 1, '', block.time / 1000)
+    if (block.epoch !== null) add(start, 'chain.epoch', 0, '', block.epoch)
     if (block.producer) add(start, 'producer.blocks', 1, block.producer)
   }
   for (const tx of activity.transactions) {

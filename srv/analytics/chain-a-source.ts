@@ -43,9 +43,9 @@ export const chainASource: ChainSource = {
     return rows.map(row => ({ forkHeight: Number(row.forkHeight), detectedAt: row.detectedAt! }))
   },
 
-  async reorgsWithin(from, to) {
-    const row = await SELECT.one.from(ReorgLog).columns('count(1) as reorgs').where({ detectedAt: { between: iso(from), and: iso(to - 1) } }) as { reorgs?: number | string }
-    return Number(row?.reorgs ?? 0)
+  async reorgTimes(from, to) {
+    const rows = await SELECT.from(ReorgLog).columns('detectedAt').where({ detectedAt: { between: iso(from), and: iso(to - 1) } })
+    return rows.map(row => time(row.detectedAt))
   },
 
   async blockTime(height) {
@@ -102,17 +102,11 @@ export const chainASource: ChainSource = {
   },
 
   async fees(from, to) {
-    const range = await followedRange()
-    if (!range) return []
-    const rows = await SELECT.from(Transactions).columns('fee').where({ blockHash: { in: SELECT.from(Blocks).columns('hash').where(within(range, from, to)) } })
-    return rows.map(row => Number(row.fee))
+    return timedTransactionValues('fee', from, to)
   },
 
   async sizes(from, to) {
-    const range = await followedRange()
-    if (!range) return []
-    const rows = await SELECT.from(Transactions).columns('size').where({ blockHash: { in: SELECT.from(Blocks).columns('hash').where(within(range, from, to)) } })
-    return rows.map(row => Number(row.size))
+    return timedTransactionValues('size', from, to)
   },
 
   async producersOfEpoch(epoch) {
@@ -124,10 +118,12 @@ export const chainASource: ChainSource = {
     return epochProducers(rows as unknown as ProducerRow[], !!later)
   },
 
-  async blockSpan(from, to) {
-    const range = await followedRange()
-    if (!range) return { count: 0, first: null, last: null }
-    const row = await SELECT.one.from(Blocks).columns('count(1) as count', 'min(time) as first', 'max(time) as last').where(within(range, from, to)) as { count: number | string; first: string | null; last: string | null }
-    return { count: Number(row?.count ?? 0), first: row?.first ? time(row.first) : null, last: row?.last ? time(row.last) : null }
-  },
+}
+
+/** A transaction column with its block's time, for blocks in [from, to). */
+async function timedTransactionValues(column: 'fee' | 'size', from: number, to: number) {
+  const range = await followedRange()
+  if (!range) return []
+  const rows = await SELECT.from(Transactions).columns(column, 'blockTime').where({ blockHash: { in: SELECT.from(Blocks).columns('hash').where(within(range, from, to)) } })
+  return rows.map(row => ({ at: time(row.blockTime), value: Number(row[column]) }))
 }

@@ -30,9 +30,9 @@ export const chainBSource: ChainSource = {
     return rows.map(row => ({ forkHeight: Number(row.forkHeight), detectedAt: row.detectedAt! }))
   },
 
-  async reorgsWithin(from, to) {
-    const row = await SELECT.one.from(ReorgLog).columns('count(1) as reorgs').where({ detectedAt: { between: iso(from), and: iso(to - 1) } }) as { reorgs?: number | string }
-    return Number(row?.reorgs ?? 0)
+  async reorgTimes(from, to) {
+    const rows = await SELECT.from(ReorgLog).columns('detectedAt').where({ detectedAt: { between: iso(from), and: iso(to - 1) } })
+    return rows.map(row => time(row.detectedAt))
   },
 
   async blockTime(height) {
@@ -73,9 +73,13 @@ export const chainBSource: ChainSource = {
   },
 
   async fees(from, to) {
-    const rows = await SELECT.from(Transactions).columns('paidFees')
-      .where({ transactionType: 'regular', paidFees: { '!=': null }, blockHeight: { in: SELECT.from(Blocks).columns('height').where(within(from, to)) } })
-    return rows.map(row => Number(row.paidFees))
+    const blocks = await SELECT.from(Blocks).columns('height', 'timestamp').where(within(from, to))
+    if (!blocks.length) return []
+    const timeOf = new Map(blocks.map(block => [block.height, time(block.timestamp)]))
+    const heights = blocks.map(block => block.height!)
+    const rows = await SELECT.from(Transactions).columns('paidFees', 'blockHeight')
+      .where({ transactionType: 'regular', paidFees: { '!=': null }, blockHeight: { between: Math.min(...heights), and: Math.max(...heights) } })
+    return rows.filter(row => timeOf.has(row.blockHeight!)).map(row => ({ at: timeOf.get(row.blockHeight!)!, value: Number(row.paidFees) }))
   },
 
   async sizes() {
@@ -88,10 +92,6 @@ export const chainBSource: ChainSource = {
     return epochProducers(rows as unknown as ProducerRow[], !!later)
   },
 
-  async blockSpan(from, to) {
-    const row = await SELECT.one.from(Blocks).columns('count(1) as count', 'min(timestamp) as first', 'max(timestamp) as last').where(within(from, to)) as { count: number | string; first: string | null; last: string | null }
-    return { count: Number(row?.count ?? 0), first: row?.first ? time(row.first) : null, last: row?.last ? time(row.last) : null }
-  },
 }
 
 /** The owners of the unshielded outputs each transaction created or spent. */

@@ -19,7 +19,7 @@ export interface FollowerPosition {
 
 export interface EpochProducers { producers: { producer: string; blocks: number }[]; ended: boolean; lastBlockAt: number | null }
 
-export interface BlockSpan { count: number; first: number | null; last: number | null }
+export interface TimedValue { at: number; value: number }
 
 export interface ChainSource {
   chain: Chain
@@ -28,22 +28,20 @@ export interface ChainSource {
   position(): Promise<FollowerPosition | undefined>
   /** Reorgs recorded after a time (all when null), with the first replaced height. */
   reorgsSince(after: string | null): Promise<{ forkHeight: number; detectedAt: string }[]>
-  /** Reorgs recorded within a span of time. */
-  reorgsWithin(from: number, to: number): Promise<number>
+  /** When each reorg recorded within [from, to) was detected. */
+  reorgTimes(from: number, to: number): Promise<number[]>
   /** The time of the indexed block at a height. */
   blockTime(height: number): Promise<number | undefined>
   /** The time of the lowest indexed block at or above a height. */
   firstBlockTimeFrom(height: number): Promise<number | undefined>
   /** Blocks with their time in [from, to), with their transactions and contract actions. */
   activity(from: number, to?: number): Promise<Activity>
-  /** The fees of the (regular) transactions in blocks with their time in [from, to). */
-  fees(from: number, to: number): Promise<number[]>
+  /** The fee of each (regular) transaction in blocks with their time in [from, to), with the block's time. */
+  fees(from: number, to: number): Promise<TimedValue[]>
   /** Transaction sizes in bytes in [from, to); null when the chain's index does not keep them. */
-  sizes(from: number, to: number): Promise<number[] | null>
+  sizes(from: number, to: number): Promise<TimedValue[] | null>
   /** Blocks per producer in an epoch's indexed blocks; ended once a later epoch has a block. */
   producersOfEpoch(epoch: number): Promise<EpochProducers>
-  /** How many blocks in [from, to), and the first and last one's time. */
-  blockSpan(from: number, to: number): Promise<BlockSpan>
 }
 
 export const time = (value: string | Date | null | undefined) => (value ? new Date(value).getTime() : NaN)

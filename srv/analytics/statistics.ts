@@ -57,7 +57,7 @@ export function percentile(values: readonly number[], p: number): number | undef
 
 export const median = (values: readonly number[]) => percentile(values, 50)
 
-export interface HistogramBin { from: number; to: number; count: number }
+export interface HistogramBin { lower: number; upper: number; count: number }
 
 /** `bins` equal-width bins from the smallest to the largest value; the last bin includes its upper bound. */
 export function histogram(values: readonly number[], bins: number): HistogramBin[] {
@@ -67,7 +67,7 @@ export function histogram(values: readonly number[], bins: number): HistogramBin
   const width = high > low ? (high - low) / bins : 1
   const counts = Array<number>(bins).fill(0)
   for (const value of values) counts[Math.min(bins - 1, Math.floor((value - low) / width))]++
-  return counts.map((count, i) => ({ from: low + i * width, to: low + (i + 1) * width, count }))
+  return counts.map((count, i) => ({ lower: low + i * width, upper: low + (i + 1) * width, count }))
 }
 
 /** Fewer points than this in the baseline: no anomaly verdict. */

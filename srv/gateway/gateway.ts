@@ -6,7 +6,8 @@ import { INVALID_KEY, KeyCheck } from './key-check.ts'
 import { Metering, type MeteredCall } from './metering.ts'
 import { OWN_ROUTES, type OwnRoute } from './own-routes.ts'
 import { normaliseTarget } from './paths.ts'
-import { activeGrant, keyPrincipal, PUBLIC_PRINCIPAL } from './principals.ts'
+import { activeGrant, keyOnlyPrincipal, keyPrincipal, PUBLIC_PRINCIPAL } from './principals.ts'
+import { isKeyOnly } from './keys.ts'
 import { FailureWindow, KeyRates } from './rate-limits.ts'
 import { RouteTable, type Classification } from './routes.ts'
 import { requestIdOf } from '../lib/http-safety.ts'
@@ -98,12 +99,12 @@ export class Gateway {
 
     // A key that changed since it was cached (a grant revoked, say) is read again, once.
     for (let attempt = 0; ; attempt++) {
-      const grant = activeGrant(call.key, route.product)
-      if (!grant) return send(res, withUnitsLeft(refusal(403, 'PRODUCT_NOT_GRANTED', `This key holds no active grant for ${route.product}`), call.key.unitsLeft))
+      const grant = isKeyOnly(route.product) ? undefined : activeGrant(call.key, route.product)
+      if (!grant && !isKeyOnly(route.product)) return send(res, withUnitsLeft(refusal(403, 'PRODUCT_NOT_GRANTED', `This key holds no active grant for ${route.product}`), call.key.unitsLeft))
       const reserved = await this.metering.reserve(call, units)
       if (reserved.ok) {
         this.metering.settleOnAnswer(res, call, reserved)
-        req.gatewayPrincipal = keyPrincipal(call.key, grant)
+        req.gatewayPrincipal = grant ? keyPrincipal(call.key, grant) : keyOnlyPrincipal(call.key)
         return next()
       }
       this.keys.forget(call.key.ID)

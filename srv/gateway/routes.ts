@@ -1,4 +1,4 @@
-import type { Product } from './keys.ts'
+import type { ServedProduct } from './keys.ts'
 
 /**
  * What the gateway does with a normalised path: forward it metered (with its price class), forward
@@ -18,8 +18,8 @@ export interface OwnPath {
 }
 
 type ServiceClassification =
-  | { kind: 'metered'; product: Product; routeClass: string; service: string; operation: string }
-  | { kind: 'free'; product?: Product }
+  | { kind: 'metered'; product: ServedProduct; routeClass: string; service: string; operation: string }
+  | { kind: 'free'; product?: ServedProduct }
   | { kind: 'refused'; status: 403 | 405; code: string; message: string }
 
 export type Classification<Own extends OwnPath = OwnPath> = ServiceClassification | { kind: 'own'; route: Own }
@@ -29,7 +29,7 @@ interface Definition {
   kind?: string
   elements?: Record<string, { isAssociation?: boolean; is2many?: boolean; target?: string }>
   actions?: Record<string, Definition>
-  '@gateway.product'?: Product
+  '@gateway.product'?: ServedProduct
   '@gateway.free'?: boolean
   '@gateway.reads'?: string
   '@gateway.operations'?: string
@@ -59,7 +59,7 @@ interface EntityShape {
 interface ServiceRoute {
   base: string
   service: string
-  product?: Product
+  product?: ServedProduct
   free: boolean
   readsClass: string
   /** Entity set name → its entity's name in the model. */

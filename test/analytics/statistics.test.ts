@@ -27,7 +27,7 @@ test('percentiles interpolate between the closest ranks; histograms split the ra
   expect(percentile([4, 1, 3, 2], 50)).toBe(2.5)
   expect(percentile(Array.from({ length: 20 }, (_, i) => i + 1), 95)).toBeCloseTo(19.05, 12) // rank 0.95 · 19 = 18.05
   expect(percentile([], 50)).toBeUndefined()
-  expect(histogram([0, 1, 2, 3, 4, 10], 2)).toEqual([{ from: 0, to: 5, count: 5 }, { from: 5, to: 10, count: 1 }])
+  expect(histogram([0, 1, 2, 3, 4, 10], 2)).toEqual([{ lower: 0, upper: 5, count: 5 }, { lower: 5, upper: 10, count: 1 }])
 })
 
 describe('the robust modified z-score', () => {

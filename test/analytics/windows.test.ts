@@ -1,4 +1,5 @@
 import { METRICS, metricNamed } from '../../srv/analytics/catalogue.ts'
+import { EVALUATIONS } from '../../srv/analytics/figures.ts'
 import { changePercent, windowAt, windowNamed, WINDOW_NAMES } from '../../srv/analytics/windows.ts'
 
 /** Windows hold complete buckets only, at the resolution of their series; names are checked. */
@@ -22,11 +23,13 @@ test('unknown windows and metrics answer 400 with the valid values', () => {
   expect(WINDOW_NAMES).toEqual(['1h', '24h', '7d', '30d'])
   expect(() => windowNamed('2h')).toThrow(expect.objectContaining({ status: 400, code: 'INVALID_WINDOW', message: expect.stringContaining('1h, 24h, 7d, 30d') }))
   expect(() => windowNamed('toString')).toThrow(expect.objectContaining({ code: 'INVALID_WINDOW' }))
-  expect(metricNamed('tx.count')).toMatchObject({ chains: ['chain-a', 'chain-b'], combine: 'sum' })
+  expect(metricNamed('tx.count')).toMatchObject({ chains: ['chain-a', 'chain-b'], unit: 'transactions' })
   expect(metricNamed('tx.shielded').chains).toEqual(['chain-b'])
   expect(() => metricNamed('tx.counts')).toThrow(expect.objectContaining({ status: 400, code: 'UNKNOWN_METRIC', message: expect.stringContaining('tx.count') }))
   expect(new Set(METRICS.map(metric => metric.name)).size).toBe(METRICS.length)
   for (const metric of METRICS) expect(metric.name).toMatch(/^[a-z]+\.[a-z0-9_]+$/)
+  // Every metric of the catalogue is worked out somehow, and nothing is worked out that the catalogue does not list.
+  expect(Object.keys(EVALUATIONS).sort()).toEqual(METRICS.map(metric => metric.name).sort())
 })
 
 test('change in percent against the previous window; nothing to compare with gives null', () => {
