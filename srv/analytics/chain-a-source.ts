@@ -72,7 +72,7 @@ export const chainASource: ChainSource = {
     const txHashes = transactions.map(tx => tx.hash!)
     const outputs = txHashes.length ? await SELECT.from(TransactionOutputs).columns('txHash', 'address', 'lovelace').where({ txHash: { in: txHashes } }) : []
     const inputs = txHashes.length ? await SELECT.from(TransactionInputs).columns('txHash', 'address').where({ txHash: { in: txHashes }, isReference: { '!=': true } }) : []
-    const assets = txHashes.length ? await SELECT.from(TransactionOutputAssets).columns('txHash', 'policyId', 'assetNameHex').where({ txHash: { in: txHashes } }) : []
+    const assets = txHashes.length ? await SELECT.from(TransactionOutputAssets).columns('txHash', 'unit').where({ txHash: { in: txHashes } }) : []
     const byTx = <T extends { txHash?: string | null }>(rows: T[]) => {
       const grouped = new Map<string, T[]>()
       for (const row of rows) grouped.set(row.txHash!, [...(grouped.get(row.txHash!) ?? []), row])
@@ -94,7 +94,7 @@ export const chainASource: ChainSource = {
           outputs: paid,
           addresses: [...paid.map(output => output.address), ...(inputsOf.get(tx.hash!) ?? []).map(input => input.address!)].filter(Boolean),
           mintEvents: Number(tx.assetMintOrBurnCount ?? 0),
-          assets: (assetsOf.get(tx.hash!) ?? []).map(asset => `${asset.policyId}${asset.assetNameHex ?? ''}`),
+          assets: (assetsOf.get(tx.hash!) ?? []).map(asset => asset.unit!),
         }
       }),
       actions: [],

@@ -26,6 +26,8 @@ async function tx(label: string, blockHash: string, blockHeight: number, fields:
   if (action) await INSERT.into('chainb.ContractActions').entries({ transaction_hash: hash(label), position: 0, address: hash('vault'), actionType: action, blockHeight })
 }
 
+const seconds = (when: string) => Date.parse(`2026-${when.replace(' ', 'T')}:00Z`) / 1000
+
 const sync = (indexedHeight: number, finalizedHeight: number) =>
   UPSERT.into('chainb.SyncState').entries({ ID: 'chain-b', network: 'devnet', indexedHeight, finalizedHeight })
 
@@ -55,7 +57,8 @@ test('hours and days folded from a hand-counted history, and folded again after 
   expect((await foldChain(chainBSource)).hours).toBe(3)
   expect(await buckets('hour')).toEqual({
     // 10:00 holds blocks 100 and 101; it ends before block 102 (finalized, 11:10): final.
-    '2026-01-01T10 chain.blocks': [2, 2, null, null, true],
+    // chain.blocks keeps its first and last block's time (seconds): 10:05 and 10:40.
+    '2026-01-01T10 chain.blocks': [2, 2, seconds('01-01 10:05'), seconds('01-01 10:40'), true],
     '2026-01-01T10 tx.count': [3, 3, null, null, true],
     '2026-01-01T10 tx.system': [1, 1, null, null, true],
     '2026-01-01T10 tx.failed': [1, 1, null, null, true],
@@ -64,19 +67,19 @@ test('hours and days folded from a hand-counted history, and folded again after 
     '2026-01-01T10 contract.calls': [1, 1, null, null, true],
     '2026-01-01T10 fee.total': [220, 3, 50, 100, true],
     // 11:00 holds blocks 102 and 103; 103 is not final.
-    '2026-01-01T11 chain.blocks': [2, 2, null, null, false],
+    '2026-01-01T11 chain.blocks': [2, 2, seconds('01-01 11:10'), seconds('01-01 11:50'), false],
     '2026-01-01T11 tx.count': [1, 1, null, null, false],
     '2026-01-01T11 tx.failed': [1, 1, null, null, false],
     '2026-01-01T11 tx.script': [1, 1, null, null, false],
     '2026-01-01T11 contract.deploys': [1, 1, null, null, false],
     '2026-01-01T11 fee.total': [30, 1, 30, 30, false],
-    '2026-01-02T09 chain.blocks': [2, 2, null, null, false],
+    '2026-01-02T09 chain.blocks': [2, 2, seconds('01-02 09:00'), seconds('01-02 09:30'), false],
     '2026-01-02T09 tx.count': [2, 2, null, null, false],
     '2026-01-02T09 tx.shielded': [1, 1, null, null, false],
     '2026-01-02T09 fee.total': [30, 2, 10, 20, false],
   })
   const days = await buckets('day')
-  expect(days['2026-01-01T00 chain.blocks']).toEqual([4, 4, null, null, false])
+  expect(days['2026-01-01T00 chain.blocks']).toEqual([4, 4, seconds('01-01 10:05'), seconds('01-01 11:50'), false])
   expect(days['2026-01-01T00 tx.count']).toEqual([4, 4, null, null, false])
   expect(days['2026-01-01T00 fee.total']).toEqual([250, 4, 30, 100, false])
   expect(days['2026-01-02T00 fee.total']).toEqual([30, 2, 10, 20, false])
@@ -95,9 +98,9 @@ test('hours and days folded from a hand-counted history, and folded again after 
   const after = await buckets('hour')
   expect(after['2026-01-02T09 fee.total']).toEqual([50, 2, 10, 40, false])
   expect(after['2026-01-02T09 tx.shielded']).toBeUndefined()
-  expect(after['2026-01-02T10 chain.blocks']).toEqual([1, 1, null, null, false])
+  expect(after['2026-01-02T10 chain.blocks']).toEqual([1, 1, seconds('01-02 10:15'), seconds('01-02 10:15'), false])
   // Block 104 (Jan 2, 09:00) is final now: every hour of Jan 1, and Jan 1 itself, are final.
-  expect(after['2026-01-01T11 chain.blocks']).toEqual([2, 2, null, null, true])
-  expect((await buckets('day'))['2026-01-01T00 chain.blocks']).toEqual([4, 4, null, null, true])
+  expect(after['2026-01-01T11 chain.blocks']).toEqual([2, 2, seconds('01-01 11:10'), seconds('01-01 11:50'), true])
+  expect((await buckets('day'))['2026-01-01T00 chain.blocks']).toEqual([4, 4, seconds('01-01 10:05'), seconds('01-01 11:50'), true])
   expect((await buckets('day'))['2026-01-02T00 fee.total']).toEqual([50, 2, 10, 40, false]) // t6 and t8; t7 is gone
 })
