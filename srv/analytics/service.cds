@@ -7,7 +7,8 @@ using { chainb } from '../../db/chain-b';
  * index (never from the upstreams): the metric buckets and epoch snapshots the writer folds, the
  * followers' reorgs and sync status, and functions over windows of 1h, 24h, 7d and 30d.
  * Values are JSON numbers (Double); a figure that cannot be worked out (nothing to divide by, no
- * history yet) is null.
+ * history yet) is null. Choice parameters are plain strings, so a wrong one is answered with the
+ * list of valid values (400 UNKNOWN_METRIC, INVALID_WINDOW...) rather than a length check.
  */
 @path: 'analytics'
 @requires: 'authenticated-user'
@@ -219,22 +220,22 @@ service AnalyticsService {
   /** Both chains at a glance: tip, epoch, tps, fees, active addresses, producers, sync status. */
   function overview() returns Overview;
   /** The key figures of both chains over a window (1h, 24h, 7d, 30d), against the previous window, with their series. */
-  function keyFigures(window : String(3)) returns KeyFigures;
+  function keyFigures(window : String) returns KeyFigures;
   /** One metric (`<group>.<name>`) on both chains over a window. */
-  function compare(metric : String(40), window : String(3)) returns Comparison;
+  function compare(metric : String, window : String) returns Comparison;
   /** A table per UTC day for the last `days` days (today included), for a topic: blocks, transactions, fees or tokens. */
-  function daily(topic : String(20), days : Integer) returns DailyTable;
+  function daily(topic : String, days : Integer) returns DailyTable;
   /** The top entities over a window: producers, addresses (by volume), tokens (by transactions) or contracts (by calls). */
-  function rankings(ranking : String(20), window : String(3), top : Integer) returns Ranking;
+  function rankings(ranking : String, window : String, top : Integer) returns Ranking;
   /** Gini, Nakamoto, HHI and top-10 share of blocks produced over a window, or of stake at the latest epoch snapshot. */
-  function concentration(resource : String(10), window : String(3)) returns Concentration;
+  function concentration(resource : String, window : String) returns Concentration;
   /** A histogram with percentiles: fees or sizes of transactions over a window, or stake per pool. */
-  function distributions(distribution : String(10), window : String(3), bins : Integer) returns Distribution;
+  function distributions(distribution : String, window : String, bins : Integer) returns Distribution;
   /** Robust z-scores of a metric's buckets in a window against the same hour of previous weeks (or days), or the previous 30 days. */
-  function anomalies(metric : String(40), window : String(3)) returns Anomalies;
+  function anomalies(metric : String, window : String) returns Anomalies;
 
   /** Internals (self-hosted operators; closed on the hosted API). Folds a chain's buckets again from a time (default: everything indexed). */
-  @requires: 'admin' action rebuildBuckets(chain : String(10), fromTime : Timestamp) returns many Rebuild;
-  @requires: 'admin' action pauseFollower(chain : String(10)) returns FollowerControl;
-  @requires: 'admin' action resumeFollower(chain : String(10)) returns FollowerControl;
+  @requires: 'admin' action rebuildBuckets(chain : String, fromTime : Timestamp) returns many Rebuild;
+  @requires: 'admin' action pauseFollower(chain : String) returns FollowerControl;
+  @requires: 'admin' action resumeFollower(chain : String) returns FollowerControl;
 }
