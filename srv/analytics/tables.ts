@@ -100,13 +100,18 @@ async function latestStake(): Promise<{ epoch: number; values: number[] } | unde
 
 const NO_STAKE = 'chain B\'s index holds no stake distribution'
 
+interface ConcentrationFigure {
+  chain: string; available: boolean; note: string | null; basis: string | null
+  entities?: number; total?: number; gini?: number; nakamoto?: number; hhi?: number; top10Share?: number
+}
+
 /** Gini, Nakamoto, HHI and top-10 share over blocks produced in a window, or over stake at the latest snapshot. */
 export async function concentration(resourceName: unknown, windowName: unknown, now = Date.now()) {
   const resource = oneOf(resourceName, ['blocks', 'stake'] as const, 'UNKNOWN_RESOURCE', 'resource')
   const window = windowOrDay(windowName, now)
-  const chains = await Promise.all(SOURCES.map(async source => {
-    const base = { chain: source.chain, available: true, note: null as string | null, basis: null as string | null }
-    let values: number[] = []
+  const chains = await Promise.all(SOURCES.map(async (source): Promise<ConcentrationFigure> => {
+    const base: ConcentrationFigure = { chain: source.chain, available: true, note: null, basis: null }
+    let values: number[]
     if (resource === 'stake') {
       const stake = source.chain === 'chain-a' ? await latestStake() : undefined
       if (source.chain !== 'chain-a') return { ...base, available: false, note: NO_STAKE }
