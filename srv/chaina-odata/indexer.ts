@@ -86,6 +86,12 @@ interface RowList<T> {
 /** Upstream calls that run at once when one read indexes many listed items. */
 const PARALLEL_ITEMS = 8
 
+/** A block as the chain-A follower read it: the block and every one of its transactions, in block order. */
+export interface FollowedBlock {
+  block: ChainBlock
+  transactions: ChainTransaction[]
+}
+
 /** Every cache table, in an order that deletes children before parents. */
 const CACHE_TABLES = [
   TransactionInputAssets, TransactionOutputAssets, TransactionInputs, TransactionOutputs, TransactionMetadata_, Transactions,
@@ -118,6 +124,8 @@ export class ChainAIndex {
   private readonly seenBy = new WeakMap<object, Map<string, Mark>>()
   private latestTip?: { height: number; epoch: number }
   private latestEpochNumber?: number
+  /** When the follower's blocks were last confirmed (confirmFollowed). */
+  private lastConfirmedAt = 0
 
   constructor(chain: Pick<ChainAService, 'port' | 'networkName' | 'genesis'>, ttlSeconds: Record<TtlKind, number>) {
     this.chain = chain
@@ -429,6 +437,104 @@ export class ChainAIndex {
     await DELETE.from(IndexMarks).where({ kind, id: ref })
   }
 
+  /**
+   * Stores blocks the follower read with all their transactions, as lazy reads store them, and marks
+   * each (block, height, the block's transaction list in both orders, each transaction), so that
+   * reads answer from them. Rows a replaced block left at these heights go.
+   */
+  async storeFollowed(followed: FollowedBlock[]): Promise<void> {
+    if (!followed.length) return
+    const blocks = followed.map(entry => entry.block)
+    await this.deleteTransactions({ blockHeight: { in: blocks.map(block => block.height) }, blockHash: { 'not in': blocks.map(block => block.hash) } })
+    await this.storeBlocks(blocks, ['block', 'height'])
+    const securityParam = await this.securityParam()
+    const stored = followed.flatMap(({ block, transactions }) => transactions.map(tx => ({ hash: tx.hash, rows: rows.transactionRows(tx), final: block.confirmations >= securityParam })))
+    await upsertAll(Transactions, stored.map(tx => tx.rows.transaction))
+    await upsertAll(TransactionInputs, stored.flatMap(tx => tx.rows.inputs))
+    await upsertAll(TransactionInputAssets, stored.flatMap(tx => tx.rows.inputAssets))
+    await upsertAll(TransactionOutputs, stored.flatMap(tx => tx.rows.outputs))
+    await upsertAll(TransactionOutputAssets, stored.flatMap(tx => tx.rows.outputAssets))
+    await upsertAll(TransactionMetadata_, stored.flatMap(tx => tx.rows.metadata))
+    await this.mark('transaction', stored.map(tx => ({ id: tx.hash, final: tx.final })))
+    await this.storeWholeLists('blockTransactions', followed.map(({ block, transactions }) => ({
+      parent: block.hash, keys: transactions.map(tx => tx.hash), final: block.confirmations >= securityParam,
+    })))
+  }
+
+  /** The tip the follower read (having indexed up to it), stored and marked as a read of the tip stores it. */
+  async storeFollowedTip(tip: ChainBlock): Promise<void> {
+    await this.storeBlocks([tip], ['height'])
+    await this.mark('tip', [{ id: 'latest', final: false }])
+    this.latestTip = { height: tip.height, epoch: tip.epoch }
+  }
+
+  /**
+   * The follower saw the upstream's chain still run through the blocks from height `from` to `to`:
+   * their marks (block, height, transaction list, transactions) count as read now, so tip-near reads
+   * keep answering from the index while it follows. At most once in a quarter of their TTL.
+   */
+  async confirmFollowed(from: number, to: number): Promise<void> {
+    const ttlMs = this.ttlSeconds[TTL_OF.block] * 1000
+    if (to < from || Date.now() - this.lastConfirmedAt < ttlMs / 4) return
+    const fetchedAt = new Date().toISOString()
+    const inRange = (column: string) => ({ [column]: { '>=': from } })
+    const blocks = await SELECT.from(Blocks).columns('hash', 'txCount').where(inRange('height')).and({ height: { '<=': to } })
+    const pageRefs = blocks.flatMap(block => (['asc', 'desc'] as const).flatMap(order => span(1, pagesOf(block.txCount ?? 0)).map(page => pageRef(block.hash!, { page, order }))))
+    const refresh = async (kind: MarkKind, ids: string[]) => {
+      for (let start = 0; start < ids.length; start += STALE_CHECK_CHUNK) {
+        await UPDATE.entity(IndexMarks).set({ fetchedAt }).where({ kind, final: false, id: { in: ids.slice(start, start + STALE_CHECK_CHUNK) } })
+      }
+    }
+    await refresh('height', span(from, to).map(String))
+    await refresh('block', blocks.map(block => block.hash!))
+    await refresh('blockTransactions', pageRefs)
+    const transactions = SELECT.from(Transactions).columns('hash').where(inRange('blockHeight')).and({ blockHeight: { '<=': to } })
+    await UPDATE.entity(IndexMarks).set({ fetchedAt }).where({ kind: 'transaction', final: false, id: { in: transactions } })
+    this.lastConfirmedAt = Date.now()
+  }
+
+  /**
+   * A rollback from `height` (a reorg): the blocks at or above it leave the index with their
+   * transactions (inputs, outputs, assets, metadata, and the address, UTxO and asset history rows
+   * they made), and so do the marks and lists that name them. The addresses those transactions
+   * touched, the assets they minted or burned, the epochs of the blocks and the tip are read again
+   * at their next use. Other instances forget what they remember of them within the TTLs.
+   */
+  async forgetFrom(height: number): Promise<void> {
+    const blocks = await SELECT.from(Blocks).columns('hash', 'height', 'epoch').where({ height: { '>=': height } })
+    const removed = (await SELECT.from(Transactions).columns('hash').where({ blockHeight: { '>=': height } })).map(tx => tx.hash!)
+    const addresses = new Set<string>()
+    const units = new Set<string>()
+    for (let start = 0; start < removed.length; start += STALE_CHECK_CHUNK) {
+      const txHash = { in: removed.slice(start, start + STALE_CHECK_CHUNK) }
+      for (const entity of [TransactionInputs, TransactionOutputs]) {
+        for (const row of await SELECT.from(entity).columns('address').where({ txHash })) if (row.address) addresses.add(row.address)
+      }
+      for (const row of await SELECT.from(AssetHistory_).columns('unit').where({ txHash })) units.add(row.unit!)
+      for (const entity of [UTxOAssets, AddressUTxOs, AddressTransactions, AssetHistory_]) await DELETE.from(entity).where({ txHash })
+    }
+    await this.deleteTransactions({ blockHeight: { '>=': height } })
+    await DELETE.from(Blocks).where({ height: { '>=': height } })
+    const hashes = blocks.map(block => block.hash!)
+    const top = Math.max(height, this.latestTip?.height ?? height, ...blocks.map(block => block.height!))
+    await this.forgetMarks('height', span(height, top).map(String))
+    await this.forgetMarks('block', hashes)
+    await this.forgetMarks('transaction', removed)
+    for (const hash of hashes) await this.forgetPages('blockTransactions', hash, ['asc', 'desc'], 1)
+    for (let start = 0; start < hashes.length; start += STALE_CHECK_CHUNK) {
+      await DELETE.from(ListEntries).where({ kind: { in: ['blockTransactions|asc', 'blockTransactions|desc'] }, parent: { in: hashes.slice(start, start + STALE_CHECK_CHUNK) } })
+    }
+    const epochs = [...new Set(blocks.map(block => String(block.epoch)))]
+    await this.forgetMarks('epoch', [...epochs, 'latest'])
+    for (const epoch of epochs) await this.forgetPages('epochBlocks', epoch, ['asc', 'desc'], 1)
+    await this.forgetMarks('address', [...addresses])
+    for (const address of addresses) await this.forgetPages('addressTransactions', address, ['asc', 'desc'], 1)
+    for (const unit of units) await this.forgetPages('assetHistory', unit, ['asc', 'desc'], 1)
+    await this.forgetMarks('tip', ['latest'])
+    this.latestTip = undefined
+    this.latestEpochNumber = undefined
+  }
+
   async securityParam(): Promise<number> {
     return (await this.genesis()).securityParam
   }
@@ -504,6 +610,42 @@ export class ChainAIndex {
     }
   }
 
+  /** Transactions matching `where`, with their inputs, outputs, assets and metadata. */
+  private async deleteTransactions(where: Record<string, unknown>): Promise<void> {
+    const hashes = SELECT.from(Transactions).columns('hash').where(where)
+    for (const child of [TransactionInputAssets, TransactionOutputAssets, TransactionInputs, TransactionOutputs, TransactionMetadata_]) {
+      await DELETE.from(child).where({ txHash: { in: hashes } })
+    }
+    await DELETE.from(Transactions).where(where)
+  }
+
+  /** Whole upstream lists of keys, stored and marked page by page in both orders, as reading every page would. */
+  private async storeWholeLists(kind: ListKind, lists: { parent: string; keys: string[]; final: boolean }[]): Promise<void> {
+    const orders = ['asc', 'desc'] as const
+    await DELETE.from(ListEntries).where({ kind: { in: orders.map(order => `${kind}|${order}`) }, parent: { in: lists.map(list => list.parent) } })
+    const entries = []
+    const pages = []
+    for (const { parent, keys, final } of lists) {
+      for (const order of orders) {
+        const ordered = order === 'asc' ? keys : [...keys].reverse()
+        entries.push(...ordered.map((item, position) => ({ kind: `${kind}|${order}`, parent, position, item })))
+        for (const page of span(1, pagesOf(keys.length))) {
+          pages.push({ id: pageRef(parent, { page, order }), final, items: ordered.slice(rank({ page, order }, 0), rank({ page, order }, LIST_PAGE_SIZE)).length })
+        }
+      }
+    }
+    await upsertAll(ListEntries, entries)
+    await this.mark(kind, pages)
+  }
+
+  /** Forgets keys of one kind: their marks and what is remembered of them. */
+  private async forgetMarks(kind: MarkKind, ids: string[]): Promise<void> {
+    for (const id of ids) this.forget(`${kind}:${id}`)
+    for (let start = 0; start < ids.length; start += STALE_CHECK_CHUNK) {
+      await DELETE.from(IndexMarks).where({ kind, id: { in: ids.slice(start, start + STALE_CHECK_CHUNK) } })
+    }
+  }
+
   /** Rows of a registry list page with their positions; rows that held these positions before lose them. */
   private async storeRanked(entity: typeof Pools | typeof Dreps, key: 'poolId' | 'drepId', page: ListPage, entries: object[]): Promise<void> {
     const positions = span(rank(page, 0), rank(page, LIST_PAGE_SIZE - 1))
@@ -569,28 +711,28 @@ export class ChainAIndex {
     const fresh = new Set<string>()
     for (let start = 0; start < unknown.length; start += STALE_CHECK_CHUNK) {
       const stored = await SELECT.from(IndexMarks).where({ kind, id: { in: unknown.slice(start, start + STALE_CHECK_CHUNK) } })
+      const remembered: [string, Mark][] = []
       for (const entry of stored) {
         const mark = toMark(entry)
         if (!this.isFresh(kind, mark)) continue
         fresh.add(entry.id!)
         seen?.set(`${kind}:${entry.id}`, mark)
-        this.rememberAfterCommit(`${kind}:${entry.id}`, mark)
+        remembered.push([`${kind}:${entry.id}`, mark])
       }
+      this.rememberAfterCommit(remembered)
     }
     return unknown.filter(id => !fresh.has(id))
   }
 
   /** Marks keys indexed now (data stored without `ensure`, a page of a list at a time). */
-  private async mark(kind: Exclude<MarkKind, 'chain'>, entries: { id: string; final: boolean }[]): Promise<void> {
+  private async mark(kind: Exclude<MarkKind, 'chain'>, entries: { id: string; final: boolean; items?: number }[]): Promise<void> {
     if (!entries.length) return
     const fetchedAt = new Date()
-    await UPSERT.into(IndexMarks).entries(entries.map(({ id, final }) => ({ kind, id, fetchedAt: fetchedAt.toISOString(), final })))
+    await UPSERT.into(IndexMarks).entries(entries.map(({ id, final, items }) => ({ kind, id, fetchedAt: fetchedAt.toISOString(), final, ...(items === undefined ? {} : { items }) })))
     const seen = this.seenInRequest()
-    for (const { id, final } of entries) {
-      const mark = { fetchedAt: fetchedAt.getTime(), final }
-      seen?.set(`${kind}:${id}`, mark)
-      this.rememberAfterCommit(`${kind}:${id}`, mark)
-    }
+    const remembered = entries.map(({ id, final, items }): [string, Mark] => [`${kind}:${id}`, { fetchedAt: fetchedAt.getTime(), final, items }])
+    for (const [key, mark] of remembered) seen?.set(key, mark)
+    this.rememberAfterCommit(remembered)
   }
 
   /**
@@ -610,7 +752,7 @@ export class ChainAIndex {
     const mark = stored && toMark(stored)
     if (mark && this.isFresh(kind, mark)) {
       seen?.set(key, mark)
-      this.rememberAfterCommit(key, mark)
+      this.rememberAfterCommit([[key, mark]])
       return mark
     }
     const holdMs = Math.min(FLIGHT_HOLD_MS, this.ttlSeconds[TTL_OF[kind]] * 1000)
@@ -619,7 +761,7 @@ export class ChainAIndex {
     const fresh: Mark = typeof outcome === 'boolean' ? { fetchedAt: Date.now(), final: outcome } : { fetchedAt: Date.now(), ...outcome }
     await UPSERT.into(IndexMarks).entries({ kind, id: ref, fetchedAt: new Date(fresh.fetchedAt).toISOString(), final: fresh.final, items: fresh.items ?? null })
     seen?.set(key, fresh)
-    this.rememberAfterCommit(key, fresh)
+    this.rememberAfterCommit([[key, fresh]])
     return fresh
   }
 
@@ -647,10 +789,13 @@ export class ChainAIndex {
   }
 
   /** Other requests may skip the database check only once these rows are visible to them. */
-  private rememberAfterCommit(key: string, mark: Mark) {
+  private rememberAfterCommit(entries: [key: string, mark: Mark][]) {
+    if (!entries.length) return
     const remember = () => {
-      if (this.memory.size >= MEMORY_LIMIT) this.memory.clear()
-      this.memory.set(key, mark)
+      for (const [key, mark] of entries) {
+        if (this.memory.size >= MEMORY_LIMIT) this.memory.clear()
+        this.memory.set(key, mark)
+      }
     }
     const context = cds.context as any
     if (context?.on) context.on('succeeded', remember)
@@ -671,6 +816,9 @@ const pageRef = (parent: string, { page, order }: ListPage) => `${parent}|${orde
 
 /** Position in a list of the `index`-th item of a page. */
 const rank = ({ page }: ListPage, index: number) => (page - 1) * LIST_PAGE_SIZE + index
+
+/** The pages a reader of a whole list of `items` reads: up to the first one that is not full. */
+const pagesOf = (items: number) => Math.floor(items / LIST_PAGE_SIZE) + 1
 
 /** The integers from `from` to `to`, both included. */
 const span = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i)

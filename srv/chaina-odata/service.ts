@@ -11,6 +11,9 @@ import {
   parseAddress, parseAssetUnit, parseDrepId, parseOutputIndex, parsePoolId, parseStakeAddress, parseTxHash,
 } from '../chains/chain-a/identifiers.ts'
 import { notFound } from '../lib/errors.ts'
+import { ChainAFollower } from './follower.ts'
+import { followerSettings } from './follower-settings.ts'
+import { forgetSyncState } from './follower-store.ts'
 import { ChainAIndex, HISTORY_LIMIT } from './indexer.ts'
 import { indexForRead, localName, notFoundIn } from './read-index.ts'
 
@@ -25,17 +28,29 @@ export function chainAIndex(chain?: ChainAService): ChainAIndex {
 }
 
 export class ChainAReadService extends cds.ApplicationService {
+  /** This instance's chain-A follower, when it runs here (CHAIN_A_FOLLOWER_ENABLED). */
+  follower?: ChainAFollower
+
   async init() {
     const chain = await chainA()
     const index = chainAIndex(chain)
     chain.on(CHAIN_CHANGED, () => cds.tx(() => index.purge()))
+    chain.on(CHAIN_CHANGED, () => cds.tx(() => forgetSyncState()))
     this.on('READ', '*', indexingFirst(index))
     this.on('READ', '*', answerNotFoundByName)
     this.serveTransactionActions(index)
     this.serveAddressActions(index)
     this.serveRegistryActions(index)
     cds.once('served', () => forgetWhatSubmissionsChange(index))
+    cds.once('served', () => this.startFollower(chain, index))
     return super.init()
+  }
+
+  /** The follower indexes the chain in the background once the services are served, and stops on shutdown. */
+  private startFollower(chain: ChainAService, index: ChainAIndex) {
+    if (!followerSettings().enabled) return
+    this.follower = new ChainAFollower({ chain, index }).start()
+    cds.on('shutdown', () => this.follower?.stop())
   }
 
   private serveTransactionActions(index: ChainAIndex) {

@@ -2,6 +2,7 @@ import cds from '@sap/cds'
 import { Blocks, ContractActions, ReorgLog, SyncState, TransactionSegments, Transactions, UnshieldedUtxos } from '#cds-models/chainb'
 import type { SyncState as SyncRow } from '#cds-models/chainb'
 import { ApiError } from '../lib/errors.ts'
+import { claimLease as claimRowLease, releaseLease as releaseRowLease } from '../lib/lease.ts'
 import { runWrite, tableOf } from '../lib/plain-sql.ts'
 import { isoTime, utxoRow, type BlockRows } from './rows.ts'
 
@@ -42,16 +43,9 @@ export async function ensureSyncState(network: string | null): Promise<void> {
 export const positionOf = (state: SyncRow): Position => ({ height: state.indexedHeight ?? NOTHING_INDEXED.height, hash: state.indexedHash ?? null })
 
 /** Takes or renews the lease: free, expired, or already ours. Answers whether `owner` holds it now. */
-export async function claimLease(owner: string, leaseMs: number): Promise<boolean> {
-  const changed = await UPDATE.entity(SyncState)
-    .set({ leaseOwner: owner, leaseExpiresAt: later(leaseMs) })
-    .where('ID =', SYNC_ID, 'and (leaseOwner =', owner, 'or leaseOwner is null or leaseExpiresAt <', now(), ')')
-  return Number(changed) === 1
-}
+export const claimLease = (owner: string, leaseMs: number): Promise<boolean> => claimRowLease(SyncState, SYNC_ID, owner, leaseMs)
 
-export async function releaseLease(owner: string): Promise<void> {
-  await UPDATE.entity(SyncState).set({ leaseOwner: null, leaseExpiresAt: null }).where({ ID: SYNC_ID, leaseOwner: owner })
-}
+export const releaseLease = (owner: string): Promise<void> => releaseRowLease(SyncState, SYNC_ID, owner)
 
 /** The guard of a follower's write: still the holder, still at `at`, not paused. */
 const heldAt = (owner: string, at: Position) => ({ ID: SYNC_ID, leaseOwner: owner, paused: false, indexedHeight: at.height, indexedHash: at.hash })

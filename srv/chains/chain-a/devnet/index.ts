@@ -102,6 +102,15 @@ export class ChainADevnet {
     return block
   }
 
+  /**
+   * Removes the newest `depth` blocks so that the next produced ones form a fork (tests of reorg
+   * handling); their transactions go back to the mempool when they still validate. Refused for a
+   * chain kept in a state folder. Answers the removed blocks, oldest first.
+   */
+  rollBack(depth: number): Block[] {
+    return this.ledger.rollBack(depth)
+  }
+
   /** Submits a transaction in-process, through the same validation as POST /tx/submit. */
   submit(cbor: Uint8Array): string {
     return this.ledger.submit(cbor)

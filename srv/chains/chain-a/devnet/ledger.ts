@@ -145,8 +145,12 @@ export class Ledger implements LedgerView {
   private readonly unspentByAsset = new Map<string, Set<string>>()
   private mempool: LedgerTx[] = []
   private pending: PendingView
+  private readonly options: LedgerOptions
+  /** The slot of the newest block a rollback removed: the blocks of the fork come after it. */
+  private rolledBackSlot = -1
 
   constructor(options: LedgerOptions) {
+    this.options = options
     this.seed = options.seed
     this.slotLengthMs = options.slotLengthMs
     this.epochLength = options.epochLength
@@ -197,7 +201,7 @@ export class Ledger implements LedgerView {
 
   /** The slot of the next block, which is also the slot transactions are validated at. */
   nextSlot(): number {
-    return Math.max(this.clockSlot(), this.tip.slot + 1)
+    return Math.max(this.clockSlot(), this.tip.slot + 1, this.rolledBackSlot + 1)
   }
 
   slotTime(slot: number): number {
@@ -264,6 +268,51 @@ export class Ledger implements LedgerView {
       return tx
     })
     return this.appendBlock(slot, included)
+  }
+
+  /**
+   * Removes the newest `depth` blocks, as a node does when it switches to a fork: the ledger is
+   * rebuilt from the genesis with the blocks before them, each applied again at its slot (as a
+   * restart replays a saved chain). The removed blocks' transactions, then the mempool's, go back to
+   * the mempool when they still validate. The next blocks come in later slots than the removed
+   * ones, so they form a fork with other hashes even when they hold the same transactions.
+   * Refused for a chain kept on disk: its log only grows. Answers the removed blocks, oldest first.
+   */
+  rollBack(depth: number): Block[] {
+    if (this.journal) throw new Error('a devnet chain kept in a state folder cannot roll back: its log only grows')
+    if (!Number.isInteger(depth) || depth < 1 || depth >= this.blocks.length) {
+      throw new RangeError(`rollBack takes 1 to ${this.blocks.length - 1} blocks (the genesis block stays), got ${depth}`)
+    }
+    const kept = this.blocks.slice(1, this.blocks.length - depth)
+    const removed = this.blocks.slice(this.blocks.length - depth)
+    const returning = [...removed.flatMap(block => block.txs.map(hash => this.txs.get(hash)!)), ...this.mempool]
+    const rebuilt = new Ledger(this.options)
+    for (const block of kept) rebuilt.replayBlock(block.slot, block.txs.map(hash => this.txs.get(hash)!.cbor!))
+    if (rebuilt.tip.hash !== (kept[kept.length - 1] ?? this.blocks[0]).hash) throw new Error('the rebuilt chain does not end in the block before the removed ones')
+    this.adopt(rebuilt)
+    this.rolledBackSlot = Math.max(this.rolledBackSlot, removed[removed.length - 1].slot)
+    for (const tx of returning) this.requeue(tx)
+    return removed
+  }
+
+  /** Takes over the state of a rebuilt ledger, keeping its own containers (the API and the activity generator hold this ledger). */
+  private adopt(rebuilt: Ledger) {
+    const containers: [Map<unknown, unknown>, Map<unknown, unknown>][] = [
+      [this.outputs, rebuilt.outputs], [this.txs, rebuilt.txs], [this.epochs, rebuilt.epochs], [this.accounts, rebuilt.accounts],
+      [this.pools, rebuilt.pools], [this.dreps, rebuilt.dreps], [this.assets, rebuilt.assets], [this.labels, rebuilt.labels],
+      [this.addresses, rebuilt.addresses], [this.blockHeights, rebuilt.blockHeights], [this.unspentByAddress, rebuilt.unspentByAddress],
+      [this.unspentByStake, rebuilt.unspentByStake], [this.unspentByAsset, rebuilt.unspentByAsset],
+    ]
+    for (const [own, theirs] of containers) {
+      own.clear()
+      for (const [key, value] of theirs) own.set(key, value)
+    }
+    this.blocks.splice(0, this.blocks.length, ...rebuilt.blocks)
+    Object.assign(this.pots, rebuilt.pots)
+    this.utxoCoin = rebuilt.utxoCoin
+    this.scriptLockedCoin = rebuilt.scriptLockedCoin
+    this.mempool = []
+    this.pending = new PendingView(this)
   }
 
   private closeEpochsBefore(slot: number) {
