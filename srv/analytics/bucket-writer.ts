@@ -38,7 +38,10 @@ export async function foldChain(source: ChainSource, now = Date.now(), options: 
     if (!position) return { chain: source.chain, hours: 0, foldedHeight: null }
     const { network } = position
     const state = await lockedState(source.chain, network)
-    const from = options.from ?? await firstHourToFold(source, network, state)
+    // The index is behind what was folded: a new chain (a devnet reset, another network). Everything again.
+    const rewound = position.indexedHeight < Number(state.foldedHeight ?? 0)
+    if (rewound) await DELETE.from(EpochSnapshots).where({ chain: source.chain })
+    const from = rewound ? 0 : options.from ?? await firstHourToFold(source, network, state)
     if (from === undefined) return { chain: source.chain, hours: 0, foldedHeight: position.indexedHeight }
     const finalizedAt = position.finalizedHeight === null ? -Infinity : (await source.blockTime(position.finalizedHeight)) ?? -Infinity
     const activity = await source.activity(from)

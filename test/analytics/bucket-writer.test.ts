@@ -104,3 +104,23 @@ test('hours and days folded from a hand-counted history, and folded again after 
   expect((await buckets('day'))['2026-01-01T00 chain.blocks']).toEqual([4, 4, seconds('01-01 10:05'), seconds('01-01 11:50'), true])
   expect((await buckets('day'))['2026-01-02T00 fee.total']).toEqual([50, 2, 10, 40, false]) // t6 and t8; t7 is gone
 })
+
+test('an index behind what was folded (a new chain) is folded again from nothing', async () => {
+  // After the test above: a devnet reset leaves a new chain of two blocks on another day.
+  await DELETE.from('chainb.Transactions')
+  await DELETE.from('chainb.ContractActions')
+  await DELETE.from('chainb.Blocks')
+  await DELETE.from('chainb.ReorgLog')
+  const b1 = await block(1, '2026-02-01T08:30:00Z')
+  await tx('n1', b1, 1, { paidFees: '5' })
+  await block(2, '2026-02-01T08:40:00Z')
+  await sync(2, 0)
+  await foldChain(chainBSource)
+  expect(await buckets('hour')).toEqual({
+    '2026-02-01T08 chain.blocks': [2, 2, seconds('02-01 08:30'), seconds('02-01 08:40'), false],
+    '2026-02-01T08 tx.count': [1, 1, null, null, false],
+    '2026-02-01T08 fee.total': [5, 1, 5, 5, false],
+  })
+  expect(Object.keys(await buckets('day'))).toEqual(expect.arrayContaining(['2026-02-01T00 chain.blocks']))
+  expect(Object.keys(await buckets('day')).some(key => key.startsWith('2026-01'))).toBe(false)
+})
