@@ -5,6 +5,7 @@ import { compare } from '../../srv/analytics/windowed.ts'
 import { rankings } from '../../srv/analytics/tables.ts'
 import { feeOf } from '../../srv/chains/chain-b/devnet/ledger.ts'
 import { produceBlocks, reorg, runningChainB, waitFor } from '../support/chain-b.ts'
+import { growChain, runningDevnet } from '../support/chain-a.ts'
 
 /**
  * Analytics over what the followers index from the running devnets: known transactions sent
@@ -14,7 +15,14 @@ import { produceBlocks, reorg, runningChainB, waitFor } from '../support/chain-b
  * the minutes the blocks fall in are complete.
  */
 
+// Both followers run, as in development: chain A's from genesis.
+process.env.CHAIN_A_FOLLOWER_ENABLED = 'true'
+process.env.CHAIN_A_FOLLOWER_START = 'genesis'
 const { GET, POST } = cds.test(__dirname + '/../..')
+afterAll(() => {
+  delete process.env.CHAIN_A_FOLLOWER_ENABLED
+  delete process.env.CHAIN_A_FOLLOWER_START
+})
 const bob = { auth: { username: 'bob', password: '' } }
 const alice = { auth: { username: 'alice', password: '' } }
 const LATER = () => Date.now() + 120_000
@@ -97,3 +105,56 @@ describe('chain B', () => {
     expect((await compare('sync.reorgs', '1h', LATER())).chains.find(chain => chain.chain === 'chain-b')!.value).toBe(1)
   })
 })
+
+describe('chain A', () => {
+  test('counts, fees, producers and mints of the 1h window are the devnet\'s own', async () => {
+    const devnet = runningDevnet()
+    const events = growChain(devnet, ['transfer', 'payTestWallet', 'mint', 'burn'], 2)
+    for (let i = 0; i < 3; i++) devnet.produceBlock()
+    const tip = devnet.ledger.tip
+    await waitFor(async () => (await cds.ql.SELECT.one.from('chaina.SyncState').where({ ID: 'chain-a' }))?.indexedHash === tip.hash,
+      { timeoutMs: 30_000, message: `chain A indexed to ${tip.height}` })
+    await foldAll()
+    // Blocks asked for faster than slots pass run ahead of the clock: ask from two minutes after the tip.
+    const now = Math.max(Date.now(), tip.time * 1000) + 120_000
+    const answer = await compare('tx.count', '1h', now)
+    const [from, to] = [Date.parse(answer.windowStart), Date.parse(answer.windowEnd)]
+    const blocks = devnet.ledger.blocks.filter(block => block.time * 1000 >= from && block.time * 1000 < to)
+    const transactions = blocks.flatMap(block => block.txs.map(hash => devnet.ledger.txs.get(hash)!))
+    const producers = new Map<string, number>()
+    for (const block of blocks) producers.set(block.slotLeader, (producers.get(block.slotLeader) ?? 0) + 1)
+    const figure = async (metric: string) => (await compare(metric, '1h', now)).chains.find(chain => chain.chain === 'chain-a')!.value
+
+    expect(byChainA(answer)).toBe(transactions.length)
+    expect(transactions.length).toBeGreaterThanOrEqual(events.length)
+    expect(await figure('chain.blocks')).toBe(blocks.length)
+    expect(await figure('fee.total')).toBe(transactions.reduce((sum, tx) => sum + Number(tx.fee), 0))
+    expect(await figure('asset.mint_events')).toBe(transactions.reduce((sum, tx) => sum + tx.mint.size, 0))
+    expect(await figure('asset.mint_events')).toBeGreaterThanOrEqual(4) // two mints and two burns sent
+    expect(await figure('producer.count')).toBe(producers.size)
+    const ranked = (await rankings('producers', '1h', 100, now)).entries.filter(entry => entry.chain === 'chain-a')
+    expect(ranked.map(entry => [entry.entity, entry.value]).sort()).toEqual([...producers].sort())
+  })
+
+  test('an injected reorg is followed, logged, and the buckets are folded again', async () => {
+    const devnet = runningDevnet()
+    const before = devnet.ledger.tip.height
+    devnet.rollBack(2)
+    for (let i = 0; i < 3; i++) devnet.produceBlock()
+    const tip = devnet.ledger.tip
+    await waitFor(async () => (await cds.ql.SELECT.one.from('chaina.SyncState').where({ ID: 'chain-a' }))?.indexedHash === tip.hash,
+      { timeoutMs: 30_000, message: `chain A indexed to ${tip.height}` })
+    await foldAll()
+    const { data } = await GET("/odata/v4/analytics/Reorgs?$filter=chain eq 'chain-a'", alice)
+    expect(data.value).toEqual([expect.objectContaining({ forkHeight: before - 1, blocksRolledBack: 2, cause: 'reorg' })])
+    const hourly = await cds.ql.SELECT.from('analytics.MetricBuckets').where({ chain: 'chain-a', metric: 'chain.blocks', resolution: 'hour', dimension: '' })
+    const byHour = new Map<string, number>()
+    for (const block of devnet.ledger.blocks) {
+      const hour = new Date(Math.floor(block.time / 3600) * 3_600_000).toISOString()
+      byHour.set(hour, (byHour.get(hour) ?? 0) + 1)
+    }
+    expect(Object.fromEntries(hourly.map((row: any) => [new Date(row.bucketStart).toISOString(), Number(row.value)]))).toEqual(Object.fromEntries(byHour))
+  })
+})
+
+const byChainA = (answer: { chains: { chain: string; value: number | null }[] }) => answer.chains.find(chain => chain.chain === 'chain-a')!.value
