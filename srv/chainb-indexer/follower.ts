@@ -2,7 +2,7 @@ import cds from '@sap/cds'
 import type { ChainBBlock, ChainBPort } from '../chains/chain-b/port.ts'
 import { ApiError } from '../lib/errors.ts'
 import { scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
-import { rowsOf } from './rows.ts'
+import { epochClock, rowsOf, type EpochClock } from './rows.ts'
 import { indexerSettings, newInstanceId, type IndexerSettings } from './settings.ts'
 import {
   StaleFollower, claimLease, ensureSyncState, indexedHashAt, positionOf, readSyncState, recordError, recordTip, releaseLease,
@@ -113,6 +113,8 @@ export class Follower {
     await this.record(tip, at.height >= tip.height ? 'synced' : 'syncing')
     // Rounds that found the upstream inconsistent (its tip not matching its blocks) without progress.
     let unsettled = 0
+    /** Read once a run has blocks to write. */
+    let epochOf: EpochClock | undefined
     for (;;) {
       if (this.stopped) return 'stopped'
       if (unsettled > 3) throw new ApiError(502, 'CHAIN_B_UPSTREAM_INCONSISTENT', `the upstream's tip (${tip.height}, ${tip.hash}) does not match its blocks; retrying later`)
@@ -130,7 +132,10 @@ export class Follower {
         continue
       }
       const run = contiguous(blocks, at)
-      if (run.length) at = await inTransaction(() => writeBlocks(this.instanceId, at, run.map(rowsOf), this.settings.leaseMs))
+      if (run.length) {
+        const clock = (epochOf ??= epochClock(await this.port.currentEpoch().catch(() => null)))
+        at = await inTransaction(() => writeBlocks(this.instanceId, at, run.map(block => rowsOf(block, clock)), this.settings.leaseMs))
+      }
       // A block missing or not following its parent: the upstream changed while we read; look again.
       if (run.length < blocks.length || blocks.length === 0) {
         if (!run.length) unsettled++

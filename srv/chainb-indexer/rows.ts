@@ -1,5 +1,5 @@
 import type { Block, ContractAction, Transaction, TransactionSegment, UnshieldedUtxo } from '#cds-models/chainb'
-import type { ChainBBlock, ChainBContractAction, ChainBTransaction, ChainBUtxo } from '../chains/chain-b/port.ts'
+import type { ChainBBlock, ChainBContractAction, ChainBEpoch, ChainBTransaction, ChainBUtxo } from '../chains/chain-b/port.ts'
 
 /** What one block becomes in the chain index. */
 export interface BlockRows {
@@ -15,8 +15,21 @@ export interface BlockRows {
 
 export const isoTime = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString()
 
-export function rowsOf(block: ChainBBlock): BlockRows {
-  const rows: BlockRows = { block: blockRow(block), transactions: [], segments: [], contractActions: [], created: [], spent: [] }
+/** A block's epoch from its time (unix seconds); null when the chain's epochs are not known. */
+export type EpochClock = (timestamp: number) => number | null
+
+/**
+ * The epoch clock of the upstream's current epoch info: blocks carry no epoch, but epochs have one
+ * length, so a block's epoch follows from how far its time is from the current epoch's start.
+ */
+export function epochClock(info: ChainBEpoch | null, nowSeconds = Date.now() / 1000): EpochClock {
+  if (!info || !(info.durationSeconds > 0)) return () => null
+  const currentStart = nowSeconds - info.elapsedSeconds
+  return timestamp => Math.max(0, info.epochNo + Math.floor((timestamp - currentStart) / info.durationSeconds))
+}
+
+export function rowsOf(block: ChainBBlock, epochOf: EpochClock = () => null): BlockRows {
+  const rows: BlockRows = { block: { ...blockRow(block), epoch: epochOf(block.timestamp) }, transactions: [], segments: [], contractActions: [], created: [], spent: [] }
   for (const tx of block.transactions) {
     rows.transactions.push(transactionRow(tx, block))
     for (const segment of tx.result?.segments ?? []) rows.segments.push({ transaction_hash: tx.hash, segmentId: segment.id, success: segment.success })

@@ -80,6 +80,13 @@ describe('chain B', () => {
     expect(await figure('fee.total')).toBe(inWindow.fees)
     expect(await figure('producer.count')).toBe(inWindow.authors.size)
     expect(expected.regular).toBeGreaterThanOrEqual(3)
+    // Blocks carry no epoch: the follower dates them with the indexer's current epoch info.
+    expect(await figure('chain.epoch')).toBe(runningChainB().ledger.tip.epochNo)
+    const epoch = runningChainB().ledger.tip.epochNo
+    const epochAuthors = new Map<string, number>()
+    for (const block of runningChainB().ledger.blocks.filter(block => block.epochNo === epoch)) epochAuthors.set(block.author, (epochAuthors.get(block.author) ?? 0) + 1)
+    const snapshot = await cds.ql.SELECT.from('analytics.EpochSnapshots').where({ chain: 'chain-b', epoch, resource: 'producers' })
+    expect(snapshot.map((row: any) => [row.entity, Number(row.value)]).sort()).toEqual([...epochAuthors].sort())
     const producers = await rankings('producers', '1h', 10, LATER())
     expect(producers.entries.filter(entry => entry.chain === 'chain-b').map(entry => [entry.entity, entry.value]).sort())
       .toEqual([...inWindow.authors].sort())
