@@ -98,3 +98,22 @@ test('the chain-B steps anchor a document with its content root, verify it, read
   expect(charged.slice(proof - 3, proof)).toEqual([2, 1, 1])
   expect(charged.slice(proof + 1).every(units => units === 1)).toBe(true)
 }, 150_000)
+
+test('the analytics steps show live figures of both devnets, 3 units a call', async () => {
+  const steps = shBlockAfter('<!-- quickstart-steps')
+  const setUp = steps.slice(0, steps.indexOf('\n# 1.'))
+  const analytics = shBlockAfter('<!-- quickstart-analytics-steps')
+  const run = await runSteps(`${setUp}\n${analytics}`.replaceAll('http://localhost:4004', server.url))
+  expect(run.code === 0 ? 'exit 0' : `exit ${run.code}\n${run.stderr.slice(-2000)}\n${run.stdout.slice(-2000)}`).toBe('exit 0')
+
+  const lines = run.stdout.split('\n').map(line => line.trimEnd()).filter(Boolean)
+  // The two chains' transaction counts and a key figure: numbers (the devnets' activity makes them grow).
+  for (const line of [lines[0], lines[1], lines[3]]) expect(line).toMatch(/^\d+$/)
+  const overview = JSON.parse(lines[2])
+  for (const chain of ['chain-a', 'chain-b']) {
+    expect(overview.chains.find((entry: any) => entry.chain === chain)).toMatchObject({ network: 'devnet', indexedHeight: expect.any(Number), blocks24h: expect.any(Number) })
+  }
+  expect(overview.chains.every((entry: any) => entry.indexedHeight > 0 && entry.blocks24h > 0)).toBe(true)
+  const charged = [...run.stderr.matchAll(/x-access-units-charged: (\d+)/g)].map(m => Number(m[1]))
+  expect(charged).toEqual([3, 3, 3, 3])
+}, 150_000)
