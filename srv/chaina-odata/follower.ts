@@ -52,6 +52,8 @@ export class ChainAFollower {
   private unscheduled: Promise<void> = Promise.resolve()
   /** Whether this instance held the lease at its last run (a change is logged). */
   private holdsLease = false
+  /** The epoch whose pools this instance indexed last. */
+  private poolsEpoch?: number
 
   constructor(options: ChainAFollowerOptions) {
     this.chain = options.chain
@@ -143,7 +145,15 @@ export class ChainAFollower {
       }
     }
     await this.recordSynced(tip, at, startHeight)
+    await this.indexPoolsOnce(tip.epoch)
     return 'synced'
+  }
+
+  /** Once per epoch, the registered pools with their active stake (analytics' stake snapshot reads them). */
+  private async indexPoolsOnce(epoch: number) {
+    if (this.poolsEpoch === epoch) return
+    await inTransaction(() => this.index.pools({ kind: 'whole' }))
+    this.poolsEpoch = epoch
   }
 
   /** Where a fresh index starts (CHAIN_A_FOLLOWER_START), given the tip. */

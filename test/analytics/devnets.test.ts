@@ -2,7 +2,8 @@ import cds from '@sap/cds'
 import { createHash } from 'node:crypto'
 import { foldAll } from '../../srv/analytics/bucket-writer.ts'
 import { compare } from '../../srv/analytics/windowed.ts'
-import { rankings } from '../../srv/analytics/tables.ts'
+import { concentration, rankings } from '../../srv/analytics/tables.ts'
+import { getJson } from '../support/devnet.ts'
 import { feeOf } from '../../srv/chains/chain-b/devnet/ledger.ts'
 import { produceBlocks, reorg, runningChainB, waitFor } from '../support/chain-b.ts'
 import { growChain, runningDevnet } from '../support/chain-a.ts'
@@ -141,6 +142,16 @@ describe('chain A', () => {
     expect(await figure('producer.count')).toBe(producers.size)
     const ranked = (await rankings('producers', '1h', 100, now)).entries.filter(entry => entry.chain === 'chain-a')
     expect(ranked.map(entry => [entry.entity, entry.value]).sort()).toEqual([...producers].sort())
+  })
+
+  test('the stake snapshot is the pools\' active stake as the devnet reports it', async () => {
+    const { body: pools } = await getJson(runningDevnet(), '/pools/extended?count=100')
+    const staked = (pools as { pool_id: string; active_stake: string }[]).filter(pool => BigInt(pool.active_stake) > 0n)
+    const total = staked.reduce((sum, pool) => sum + Number(pool.active_stake), 0)
+    const stake = (await concentration('stake', null)).chains.find(chain => chain.chain === 'chain-a')!
+    expect(stake).toMatchObject({ basis: `stake at epoch ${runningDevnet().ledger.tip.epoch}`, entities: staked.length, total })
+    const shares = staked.map(pool => Number(pool.active_stake) / total)
+    expect(stake.hhi).toBeCloseTo(shares.reduce((sum, share) => sum + (100 * share) ** 2, 0), 9)
   })
 
   test('an injected reorg is followed, logged, and the buckets are folded again', async () => {
