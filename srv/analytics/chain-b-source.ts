@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import { Blocks, ContractActions, ReorgLog, SyncState, Transactions, UnshieldedUtxos } from '#cds-models/chainb'
 import type { Activity, TransactionItem } from './activity.ts'
-import { epochProducers, type ProducerRow, iso, numberOr, time, type ChainSource } from './sources.ts'
+import { epochProducers, reorgQueries, type ProducerRow, iso, numberOr, time, type ChainSource } from './sources.ts'
 
 const { SELECT } = cds.ql
 
@@ -25,15 +25,7 @@ export const chainBSource: ChainSource = {
     }
   },
 
-  async reorgsSince(after) {
-    const rows = await SELECT.from(ReorgLog).columns('forkHeight', 'detectedAt').where(after ? { detectedAt: { '>': after } } : {})
-    return rows.map(row => ({ forkHeight: Number(row.forkHeight), detectedAt: row.detectedAt! }))
-  },
-
-  async reorgTimes(from, to) {
-    const rows = await SELECT.from(ReorgLog).columns('detectedAt').where({ detectedAt: { between: iso(from), and: iso(to - 1) } })
-    return rows.map(row => time(row.detectedAt))
-  },
+  ...reorgQueries(ReorgLog),
 
   async blockTime(height) {
     const block = await SELECT.one.from(Blocks).columns('timestamp').where({ height })

@@ -1,3 +1,4 @@
+import cds from '@sap/cds'
 import type { Activity } from './activity.ts'
 import type { Chain } from './catalogue.ts'
 
@@ -42,6 +43,23 @@ export interface ChainSource {
   sizes(from: number, to: number): Promise<TimedValue[] | null>
   /** Blocks per producer in an epoch's indexed blocks; ended once a later epoch has a block. */
   producersOfEpoch(epoch: number): Promise<EpochProducers>
+}
+
+/** A chain's reorg log as both chains keep it (forkHeight, detectedAt). */
+type ReorgLogEntity = Parameters<typeof cds.ql.SELECT.from>[0]
+
+/** The reorg queries of a ChainSource over its chain's reorg log. */
+export function reorgQueries(reorgLog: ReorgLogEntity): Pick<ChainSource, 'reorgsSince' | 'reorgTimes'> {
+  return {
+    async reorgsSince(after) {
+      const rows = await cds.ql.SELECT.from(reorgLog).columns('forkHeight', 'detectedAt').where(after ? { detectedAt: { '>': after } } : {}) as { forkHeight: number; detectedAt: string }[]
+      return rows.map(row => ({ forkHeight: Number(row.forkHeight), detectedAt: row.detectedAt }))
+    },
+    async reorgTimes(from, to) {
+      const rows = await cds.ql.SELECT.from(reorgLog).columns('detectedAt').where({ detectedAt: { between: iso(from), and: iso(to - 1) } }) as { detectedAt: string }[]
+      return rows.map(row => time(row.detectedAt))
+    },
+  }
 }
 
 export const time = (value: string | Date | null | undefined) => (value ? new Date(value).getTime() : NaN)
