@@ -124,3 +124,14 @@ test('an index behind what was folded (a new chain) is folded again from nothing
   expect(Object.keys(await buckets('day'))).toEqual(expect.arrayContaining(['2026-02-01T00 chain.blocks']))
   expect(Object.keys(await buckets('day')).some(key => key.startsWith('2026-01'))).toBe(false)
 })
+
+test('writers folding at once take turns: the buckets are those of one fold', async () => {
+  await DELETE.from('analytics.MetricBuckets')
+  await DELETE.from('analytics.BucketWriterState')
+  const outcomes = await Promise.all([foldChain(chainBSource, Date.now(), { from: 0 }), foldChain(chainBSource, Date.now(), { from: 0 }), foldChain(chainBSource, Date.now(), { from: 0 })])
+  expect(outcomes.map(outcome => outcome.foldedHeight)).toEqual([2, 2, 2])
+  const once = await buckets('hour')
+  await foldChain(chainBSource, Date.now(), { from: 0 })
+  expect(await buckets('hour')).toEqual(once)
+  expect(once['2026-02-01T08 tx.count']).toEqual([1, 1, null, null, false])
+})
