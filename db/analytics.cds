@@ -8,6 +8,7 @@ namespace analytics;
 
 type Figure : Decimal(38, 6);
 
+@db.indexes: ['chain, network, resolution, metric, bucketStart']
 entity MetricBuckets {
   /** chain-a or chain-b */
   key chain           : String(10);

@@ -62,6 +62,7 @@ entity Epochs {
       blocks         : Association to many Blocks on blocks.epoch = epoch;
 }
 
+@db.indexes: ['time', 'epoch']
 entity Blocks {
   key hash          : Hash32;
       height        : Integer;
@@ -79,6 +80,7 @@ entity Blocks {
       transactions  : Association to many Transactions on transactions.blockHash = hash;
 }
 
+@db.indexes: ['blockHash']
 entity Transactions {
   key hash                 : Hash32;
       blockHash            : Hash32;

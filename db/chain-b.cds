@@ -11,6 +11,7 @@ type HexLong : String(512);
 type Amount : Decimal(38, 0);
 
 @assert.unique: { height: [height] }
+@db.indexes: ['timestamp', 'epoch']
 entity Blocks {
   key hash            : Hex64;
       height          : Integer not null;
@@ -26,6 +27,7 @@ entity Blocks {
       transactions    : Composition of many Transactions on transactions.block = $self;
 }
 
+@db.indexes: ['blockHeight']
 entity Transactions {
   key hash              : Hex64;
       block             : Association to Blocks;
@@ -59,6 +61,7 @@ entity TransactionSegments {
       success     : Boolean;
 }
 
+@db.indexes: ['blockHeight']
 entity ContractActions {
   key transaction : Association to Transactions;
   key position    : Integer;
@@ -70,6 +73,7 @@ entity ContractActions {
       blockHeight : Integer;
 }
 
+@db.indexes: ['createdAtTransaction_hash', 'spentAtTransaction_hash']
 entity UnshieldedUtxos {
   key intentHash           : Hex64;
   key outputIndex          : Integer;

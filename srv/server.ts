@@ -4,6 +4,7 @@ import { applyChainAEnvironment, chainAConfig, devnetConfig, embedsDevnet } from
 import * as chainBConfig from './chains/chain-b/config.ts'
 import { stableErrorCodes } from './lib/error-codes.ts'
 import { deploySqliteFile } from './lib/development-database.ts'
+import { createSecondaryIndexes } from './lib/secondary-indexes.ts'
 import { answerClientErrors, answerTheRest, assignRequestId, keepServingOnUncaughtErrors, refuseHostileTargets } from './lib/http-safety.ts'
 import { guardInputs } from './lib/input-guard.ts'
 import { followRouteAliases } from './lib/route-aliases.ts'
@@ -30,6 +31,7 @@ export default async function server(options: any) {
   let loaded: object | undefined
   cds.once('loaded', (csn: object) => (loaded = csn))
   const events = cds as unknown as EventEmitter
+  events.prependListener('served', () => createSecondaryIndexes())
   events.prependListener('served', () => deploySqliteFile(loaded))
   // Refusals before the hosted gateway's metering say that they charged nothing.
   const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
