@@ -59,15 +59,20 @@ export const chainASource: ChainSource = {
     if (!range) return { blocks: [], transactions: [], actions: [] }
     const blocks = await SELECT.from(Blocks).columns('hash', 'height', 'time', 'slotLeader', 'epoch').where(within(range, from, to))
     if (!blocks.length) return { blocks: [], transactions: [], actions: [] }
-    const hashes = blocks.map(block => block.hash!)
-    const transactions = await SELECT.from(Transactions).columns('hash', 'blockHeight', 'fee', 'validContract', 'redeemerCount', 'assetMintOrBurnCount').where({ blockHash: { in: hashes } })
-    const txHashes = transactions.map(tx => tx.hash!)
-    const outputs = txHashes.length ? await SELECT.from(TransactionOutputs).columns('txHash', 'address', 'lovelace').where({ txHash: { in: txHashes } }) : []
-    const inputs = txHashes.length ? await SELECT.from(TransactionInputs).columns('txHash', 'address').where({ txHash: { in: txHashes }, isReference: { '!=': true } }) : []
-    const assets = txHashes.length ? await SELECT.from(TransactionOutputAssets).columns('txHash', 'unit').where({ txHash: { in: txHashes } }) : []
+    // Subqueries rather than lists of keys: a long span has more blocks than a statement takes parameters.
+    const blocksOfSpan = () => SELECT.from(Blocks).columns('hash').where(within(range, from, to))
+    const transactionsOfSpan = () => SELECT.from(Transactions).columns('hash').where({ blockHash: { in: blocksOfSpan() } })
+    const transactions = await SELECT.from(Transactions).columns('hash', 'blockHeight', 'fee', 'validContract', 'redeemerCount', 'assetMintOrBurnCount').where({ blockHash: { in: blocksOfSpan() } })
+    const outputs = await SELECT.from(TransactionOutputs).columns('txHash', 'address', 'lovelace').where({ txHash: { in: transactionsOfSpan() } })
+    const inputs = await SELECT.from(TransactionInputs).columns('txHash', 'address').where({ txHash: { in: transactionsOfSpan() }, isReference: { '!=': true } })
+    const assets = await SELECT.from(TransactionOutputAssets).columns('txHash', 'unit').where({ txHash: { in: transactionsOfSpan() } })
     const byTx = <T extends { txHash?: string | null }>(rows: T[]) => {
       const grouped = new Map<string, T[]>()
-      for (const row of rows) grouped.set(row.txHash!, [...(grouped.get(row.txHash!) ?? []), row])
+      for (const row of rows) {
+        const group = grouped.get(row.txHash!)
+        if (group) group.push(row)
+        else grouped.set(row.txHash!, [row])
+      }
       return grouped
     }
     const outputsOf = byTx(outputs), inputsOf = byTx(inputs), assetsOf = byTx(assets)

@@ -40,11 +40,10 @@ export const chainBSource: ChainSource = {
   async activity(from, to): Promise<Activity> {
     const blocks = await SELECT.from(Blocks).columns('height', 'timestamp', 'author', 'epoch').where(within(from, to))
     if (!blocks.length) return { blocks: [], transactions: [], actions: [] }
-    const heights = blocks.map(block => block.height!)
-    const range = { between: Math.min(...heights), and: Math.max(...heights) }
+    const range = heightRange(blocks.map(block => block.height!))
     const transactions = await SELECT.from(Transactions).columns('hash', 'blockHeight', 'transactionType', 'status', 'paidFees', 'isShielded').where({ blockHeight: range }) as TransactionRow[]
     const actions = await SELECT.from(ContractActions).columns('blockHeight', 'transaction_hash', 'address', 'actionType').where({ blockHeight: range })
-    const owners = await unshieldedOwners(transactions.map(tx => tx.hash))
+    const owners = await unshieldedOwners(range)
     const scripted = new Set(actions.map(action => action.transaction_hash))
     return {
       blocks: blocks.map(block => ({ height: block.height!, time: time(block.timestamp), producer: block.author ?? null, epoch: block.epoch ?? null })),
@@ -68,9 +67,8 @@ export const chainBSource: ChainSource = {
     const blocks = await SELECT.from(Blocks).columns('height', 'timestamp').where(within(from, to))
     if (!blocks.length) return []
     const timeOf = new Map(blocks.map(block => [block.height, time(block.timestamp)]))
-    const heights = blocks.map(block => block.height!)
     const rows = await SELECT.from(Transactions).columns('paidFees', 'blockHeight')
-      .where({ transactionType: 'regular', paidFees: { '!=': null }, blockHeight: { between: Math.min(...heights), and: Math.max(...heights) } })
+      .where({ transactionType: 'regular', paidFees: { '!=': null }, blockHeight: heightRange(blocks.map(block => block.height!)) })
     return rows.filter(row => timeOf.has(row.blockHeight!)).map(row => ({ at: timeOf.get(row.blockHeight!)!, value: Number(row.paidFees) }))
   },
 
@@ -86,15 +84,27 @@ export const chainBSource: ChainSource = {
 
 }
 
-/** The owners of the unshielded outputs each transaction created or spent. */
-async function unshieldedOwners(hashes: string[]): Promise<Map<string, string[]>> {
+/** The lowest to the highest of some heights, as a condition (a loop: a spread of many would overflow the stack). */
+function heightRange(heights: number[]) {
+  let low = Infinity, high = -Infinity
+  for (const height of heights) {
+    if (height < low) low = height
+    if (height > high) high = height
+  }
+  return { between: low, and: high }
+}
+
+/** The owners of the unshielded outputs each transaction of blocks in a height range created or spent. */
+async function unshieldedOwners(range: { between: number; and: number }): Promise<Map<string, string[]>> {
   const owners = new Map<string, string[]>()
-  if (!hashes.length) return owners
+  const transactionsOfRange = () => SELECT.from(Transactions).columns('hash').where({ blockHeight: range })
   const rows = await SELECT.from(UnshieldedUtxos).columns('owner', 'createdAtTransaction_hash', 'spentAtTransaction_hash')
-    .where('createdAtTransaction_hash in', hashes, 'or spentAtTransaction_hash in', hashes)
+    .where('createdAtTransaction_hash in', transactionsOfRange(), 'or spentAtTransaction_hash in', transactionsOfRange())
   const add = (hash: string | null | undefined, owner: string | null | undefined) => {
     if (!hash || !owner) return
-    owners.set(hash, [...(owners.get(hash) ?? []), owner])
+    const list = owners.get(hash)
+    if (list) list.push(owner)
+    else owners.set(hash, [owner])
   }
   for (const row of rows) {
     add(row.createdAtTransaction_hash, row.owner)

@@ -43,6 +43,13 @@ beforeAll(async () => {
     { label: 't9', height: 6, fee: 5 },
   ], { indexedHeight: 6, finalizedHeight: 4, chainHeight: 7 })
 
+  // Unshielded owners: O1's output made by t1 and spent by t4, O2's made by t5; O3's made by t8 (the day before).
+  await cds.ql.INSERT.into('chainb.UnshieldedUtxos').entries([
+    { intentHash: hash('i1'), outputIndex: 0, owner: 'O1', value: '5', createdAtTransaction_hash: hash('t1'), spentAtTransaction_hash: hash('t4') },
+    { intentHash: hash('i2'), outputIndex: 0, owner: 'O2', value: '7', createdAtTransaction_hash: hash('t5') },
+    { intentHash: hash('i3'), outputIndex: 0, owner: 'O3', value: '9', createdAtTransaction_hash: hash('t8') },
+  ])
+
   // Chain A: pool1 at 10:10, pool2 at 11:30 (window), pool1 at 12:20 (current hour).
   await chainAHistory([
     { height: 10, when: '03-10 10:10', pool: 'pool1', epoch: 7 },
@@ -117,7 +124,7 @@ test.each([
   ['volume.output_lovelace', null, 18_000_000],
   ['asset.mint_events', null, 1],
   ['asset.active', null, 1],
-  ['address.active', 0, 4], // addr1, addr2, addr4 (x1), addr3 (x3); chain B: no unshielded outputs
+  ['address.active', 2, 4], // chain B: O1 (t1, t4), O2 (t5); chain A: addr1, addr2, addr4 (x1), addr3 (x3)
   ['producer.count', 3, 2],
   // Blocks per producer: chain B P1 2, P2 1, P3 1; chain A pool1 1, pool2 1.
   ['producer.gini', 1 / 6, 0], // sorted [1, 1, 2]: ((-2)·1 + 0·1 + 2·2) / (3 · 4)
