@@ -1,5 +1,5 @@
 /**
- * Analytics over both chains: metrics folded per hour and per UTC day from what the chains'
+ * Analytics over both chains: metrics folded per minute (the last two hours), hour and UTC day from what the chains'
  * followers index (never from the upstreams directly), and where each chain's folding stands.
  * Additive metrics (counts, totals) are summed from these buckets over a window; the others
  * (distinct counts, percentiles, concentration) are computed over the window's rows.
@@ -17,7 +17,7 @@ entity MetricBuckets {
   key metric          : String(40);
   /** '' for the whole chain; otherwise the dimension's value (a producer, an asset...). */
   key dimension       : String(120) default '';
-  key resolution      : String(6) enum { hour; day };
+  key resolution      : String(6) enum { minute; hour; day };
   key bucketStart     : Timestamp;
       /** The metric over the bucket: for a count the count, for a total the sum. */
       value           : Figure;

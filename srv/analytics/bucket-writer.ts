@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import { BucketWriterState, EpochSnapshots, MetricBuckets } from '#cds-models/analytics'
 import { Pools } from '#cds-models/chaina'
-import { foldActivity, splitKey, type BlockItem, type BucketFigures, type Figure } from './activity.ts'
+import { foldActivity, splitKey, type BucketFigures, type Figure } from './activity.ts'
 import { chainASource } from './chain-a-source.ts'
 import { chainBSource } from './chain-b-source.ts'
 import { iso, time, type ChainSource } from './sources.ts'
@@ -10,16 +10,17 @@ import { bucketStart } from './windows.ts'
 const { SELECT, INSERT, DELETE, UPDATE, UPSERT } = cds.ql
 
 /**
- * Folds each chain's index into hourly and daily metric buckets and per-epoch snapshots. Each run
- * recomputes, in one transaction per chain, every hour from the earliest one that can have
- * changed: the hour of the first block not folded yet, of the oldest bucket not yet final, or of a
- * reorg's fork since the last run. Daily buckets are the sums of their hours. A bucket is final
- * once every block it covers is (the follower's finalized height). A run first locks its chain's
- * writer row, so runs in several instances take turns, each starting from what the last one wrote.
+ * Folds each chain's index into metric buckets (minutes for the last two hours, hours, UTC days)
+ * and per-epoch snapshots. Each run folds, in one transaction per chain, every hour from the first
+ * block not folded yet or from a reorg's fork (the followers log every reorg, so nothing else can
+ * change what was folded); daily buckets are the sums of their hours. Buckets become final once
+ * every block they cover is (the follower's finalized height). A run first locks its chain's writer
+ * row, so runs in several instances take turns, each starting from what the last one wrote.
  */
 
 export const SOURCES: readonly ChainSource[] = [chainASource, chainBSource]
-const HOUR = 3_600_000
+const MINUTE = 60_000
+const HOUR = 60 * MINUTE
 const DAY = 24 * HOUR
 
 export interface FoldOutcome { chain: string; hours: number; foldedHeight: number | null }
@@ -31,7 +32,16 @@ export async function foldAll(now = Date.now(), options: { from?: number } = {})
   return outcomes
 }
 
-/** Folds what changed on one chain since the last run (or everything from `options.from`, a rebuild). */
+/** Hours folded from one read of the index: bounds memory on a long rebuild. */
+const SPAN_HOURS = 6
+/** Minute buckets kept back from now: the 1h window and the one before it. */
+const MINUTES_KEPT_MS = 2 * HOUR
+
+/**
+ * Folds what changed on one chain since the last run: every hour from the first block not folded
+ * yet, or from a reorg's fork (or everything from `options.from`, a rebuild), read from the index a
+ * few hours at a time. Buckets and snapshots whose blocks have become final since are marked so.
+ */
 export async function foldChain(source: ChainSource, now = Date.now(), options: { from?: number } = {}): Promise<FoldOutcome> {
   return cds.tx(async () => {
     const position = await source.position()
@@ -40,23 +50,53 @@ export async function foldChain(source: ChainSource, now = Date.now(), options: 
     const state = await lockedState(source.chain, network)
     // The index is behind what was folded: a new chain (a devnet reset, another network). Everything again.
     const rewound = position.indexedHeight < Number(state.foldedHeight ?? 0)
-    if (rewound) await DELETE.from(EpochSnapshots).where({ chain: source.chain })
-    const from = rewound ? 0 : options.from ?? await firstHourToFold(source, network, state)
-    if (from === undefined) return { chain: source.chain, hours: 0, foldedHeight: position.indexedHeight }
-    const finalizedAt = position.finalizedHeight === null ? -Infinity : (await source.blockTime(position.finalizedHeight)) ?? -Infinity
-    const activity = await source.activity(from)
-    const hours = foldActivity(activity, 'hour')
-    const common = { chain: source.chain, network, sourceTipHeight: position.indexedHeight, computedAt: iso(now) }
-    await DELETE.from(MetricBuckets).where({ chain: source.chain, network, resolution: 'hour', bucketStart: { '>=': iso(from) } })
-    await insertBuckets(hours, { ...common, resolution: 'hour' }, start => start + HOUR <= finalizedAt)
-    await foldDays(bucketStart(from, 'day'), common, finalizedAt)
-    await snapshotProducers(source, network, activity.blocks, common.computedAt, finalizedAt)
-    if (source.chain === 'chain-a') await snapshotStake(network, position.epoch, common.computedAt)
+    if (rewound) {
+      await DELETE.from(EpochSnapshots).where({ chain: source.chain })
+      await DELETE.from(MetricBuckets).where({ chain: source.chain })
+    }
+    const first = rewound ? 0 : options.from ?? await firstHourToFold(source, state, position.indexedHeight)
+    const finalized = position.finalizedHeight === null ? undefined : await source.blockAt(position.finalizedHeight)
+    const finalizedAt = finalized?.time ?? -Infinity
+    const computedAt = iso(now)
+    let hours = 0
+    if (first !== undefined) {
+      // A rebuild from before the first indexed block starts at that block's hour.
+      const from = bucketStart(Math.max(first, (await source.firstBlockTimeFrom(0)) ?? first), 'hour')
+      const lastBlockAt = (await source.blockAt(position.indexedHeight))?.time ?? from
+      const common = { chain: source.chain, network, sourceTipHeight: position.indexedHeight, computedAt }
+      for (const resolution of ['hour', 'minute'] as const) {
+        await DELETE.from(MetricBuckets).where({ chain: source.chain, network, resolution, bucketStart: { '>=': iso(from) } })
+      }
+      const epochs = new Set<number>()
+      for (let spanStart = from; spanStart <= lastBlockAt; spanStart += SPAN_HOURS * HOUR) {
+        const activity = await source.activity(spanStart, spanStart + SPAN_HOURS * HOUR)
+        const byHour = foldActivity(activity, 'hour')
+        hours += byHour.size
+        await insertBuckets(byHour, { ...common, resolution: 'hour' }, start => start + HOUR <= finalizedAt)
+        const recentMinutes = new Map([...foldActivity(activity, 'minute')].filter(([start]) => start >= now - MINUTES_KEPT_MS))
+        await insertBuckets(recentMinutes, { ...common, resolution: 'minute' }, start => start + MINUTE <= finalizedAt)
+        for (const block of activity.blocks) if (block.epoch !== null) epochs.add(block.epoch)
+      }
+      await foldDays(bucketStart(from, 'day'), common, finalizedAt)
+      await snapshotProducers(source, network, [...epochs], computedAt, finalizedAt)
+    }
+    await DELETE.from(MetricBuckets).where({ chain: source.chain, network, resolution: 'minute', bucketStart: { '<': iso(now - MINUTES_KEPT_MS - HOUR) } })
+    await markFinal(source.chain, network, finalizedAt, finalized?.epoch ?? null)
+    if (source.chain === 'chain-a') await snapshotStake(network, position.epoch, computedAt)
     const reorgs = await source.reorgsSince(null)
     const lastReorgAt = reorgs.reduce<string | null>((latest, reorg) => (latest && latest > reorg.detectedAt ? latest : reorg.detectedAt), null)
-    await UPDATE.entity(BucketWriterState).with({ network, foldedHeight: position.indexedHeight, foldedAt: common.computedAt, lastReorgAt }).where({ chain: source.chain })
-    return { chain: source.chain, hours: hours.size, foldedHeight: position.indexedHeight }
+    await UPDATE.entity(BucketWriterState).with({ network, foldedHeight: position.indexedHeight, foldedAt: computedAt, lastReorgAt }).where({ chain: source.chain })
+    return { chain: source.chain, hours, foldedHeight: position.indexedHeight }
   })
+}
+
+/** Buckets whose every block is final now, and producer snapshots of epochs before the finalized block's, are final. */
+async function markFinal(chain: string, network: string, finalizedAt: number, finalizedEpoch: number | null) {
+  if (finalizedAt === -Infinity) return
+  for (const [resolution, length] of [['minute', MINUTE], ['hour', HOUR], ['day', DAY]] as const) {
+    await UPDATE.entity(MetricBuckets).set({ final: true }).where({ chain, network, resolution, final: false, bucketStart: { '<=': iso(finalizedAt - length) } })
+  }
+  if (finalizedEpoch !== null) await UPDATE.entity(EpochSnapshots).set({ final: true }).where({ chain, network, resource: 'producers', final: false, epoch: { '<': finalizedEpoch } })
 }
 
 /** The chain's writer row, locked for this transaction (made on the first run). */
@@ -67,19 +107,14 @@ async function lockedState(chain: string, network: string) {
   return (await SELECT.one.from(BucketWriterState).where({ chain }).forUpdate())!
 }
 
-/** The earliest hour that can have changed since the last run, or undefined when nothing did. */
-async function firstHourToFold(source: ChainSource, network: string, state: { foldedHeight?: number | string | null; lastReorgAt?: string | null }) {
-  const folded = Number(state.foldedHeight ?? 0)
+/** The time of the earliest block that can have changed since the last run (new, or from a reorg's fork), or undefined when none did. */
+async function firstHourToFold(source: ChainSource, state: { foldedHeight?: number | string | null; lastReorgAt?: string | null }, indexedHeight: number) {
+  const folded = Number(state.foldedHeight ?? -1)
   const reorgs = await source.reorgsSince(state.lastReorgAt ?? null)
-  // A reorg replaced the blocks from its fork: from the last block before it on.
+  if (folded >= indexedHeight && !reorgs.length) return undefined
   const fork = Math.min(folded + 1, ...reorgs.map(reorg => reorg.forkHeight))
-  const candidates: number[] = []
-  const first = await source.firstBlockTimeFrom(Math.max(0, fork - 1))
-  if (first !== undefined) candidates.push(bucketStart(first, 'hour'))
-  const provisional = await SELECT.one.from(MetricBuckets).columns('min(bucketStart) as start')
-    .where({ chain: source.chain, network, resolution: 'hour', final: false }) as { start?: string | null } | undefined
-  if (provisional?.start) candidates.push(time(provisional.start))
-  return candidates.length ? Math.min(...candidates) : undefined
+  // From the block before the fork on: the hour it shares with replaced or new blocks is folded whole.
+  return source.firstBlockTimeFrom(Math.max(0, fork - 1))
 }
 
 async function insertBuckets(buckets: Map<number, BucketFigures>, common: Record<string, unknown>, isFinal: (start: number) => boolean) {
@@ -114,8 +149,7 @@ async function foldDays(fromDay: number, common: { chain: string; network: strin
 }
 
 /** Blocks per producer of each epoch the folded blocks touch, counted over the whole epoch's indexed blocks. */
-async function snapshotProducers(source: ChainSource, network: string, blocks: BlockItem[], computedAt: string, finalizedAt: number) {
-  const epochs = [...new Set(blocks.map(block => block.epoch).filter((epoch): epoch is number => epoch !== null))]
+async function snapshotProducers(source: ChainSource, network: string, epochs: number[], computedAt: string, finalizedAt: number) {
   for (const epoch of epochs) {
     const { producers, ended, lastBlockAt } = await source.producersOfEpoch(epoch)
     const total = producers.reduce((sum, producer) => sum + producer.blocks, 0)

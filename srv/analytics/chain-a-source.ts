@@ -40,11 +40,11 @@ export const chainASource: ChainSource = {
 
   ...reorgQueries(ReorgLog),
 
-  async blockTime(height) {
+  async blockAt(height) {
     const range = await followedRange()
     if (!range || height < range.from || height > range.to) return undefined
-    const block = await SELECT.one.from(Blocks).columns('time').where({ height })
-    return block?.time ? time(block.time) : undefined
+    const block = await SELECT.one.from(Blocks).columns('time', 'epoch').where({ height })
+    return block?.time ? { time: time(block.time), epoch: block.epoch ?? null } : undefined
   },
 
   async firstBlockTimeFrom(height) {

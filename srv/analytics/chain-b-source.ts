@@ -27,9 +27,9 @@ export const chainBSource: ChainSource = {
 
   ...reorgQueries(ReorgLog),
 
-  async blockTime(height) {
-    const block = await SELECT.one.from(Blocks).columns('timestamp').where({ height })
-    return block?.timestamp ? time(block.timestamp) : undefined
+  async blockAt(height) {
+    const block = await SELECT.one.from(Blocks).columns('timestamp', 'epoch').where({ height })
+    return block?.timestamp ? { time: time(block.timestamp), epoch: block.epoch ?? null } : undefined
   },
 
   async firstBlockTimeFrom(height) {

@@ -1,6 +1,6 @@
 import cds from '@sap/cds'
 import { MetricBuckets } from '#cds-models/analytics'
-import { DIMENSION_SEPARATOR, figureKey, foldActivity, type BucketFigures, type Figure } from './activity.ts'
+import { DIMENSION_SEPARATOR, figureKey, type BucketFigures, type Figure } from './activity.ts'
 import type { Metric } from './catalogue.ts'
 import { iso, time, type ChainSource, type FollowerPosition, type TimedValue } from './sources.ts'
 import { gini, hhi, nakamoto, percentile, topShare } from './statistics.ts'
@@ -120,9 +120,8 @@ export const EVALUATIONS: Record<string, Evaluation> = {
 
 export const STEP_MS: Record<Resolution, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 }
 
-/** The buckets of [from, to) at a resolution: minutes folded from the index on the fly, hours and days as the writer stored them. */
+/** The buckets of [from, to) at a resolution, as the writer stored them (minutes: the last two hours). */
 export async function bucketsOver(source: ChainSource, network: string, resolution: Resolution, from: number, to: number, metrics: readonly string[]): Promise<Map<number, BucketFigures>> {
-  if (resolution === 'minute') return foldActivity(await source.activity(from, to), 'minute')
   const rows = await SELECT.from(MetricBuckets).columns('metric', 'dimension', 'bucketStart', 'value', 'count', 'min', 'max')
     .where({ chain: source.chain, network, resolution, metric: { in: [...new Set(metrics)] }, bucketStart: { between: iso(from), and: iso(to - 1) } })
   const buckets = new Map<number, BucketFigures>()
@@ -149,6 +148,8 @@ export const bucketMetrics = (evaluation: Evaluation) => ('needs' in evaluation 
  */
 export async function evaluateRanges(
   metric: Metric, source: ChainSource, position: FollowerPosition, resolution: Resolution, ranges: { from: number; to: number }[],
+  /** Buckets already read for a span holding every range (with the metrics this one needs). */
+  preloaded?: Map<number, BucketFigures>,
 ): Promise<(number | null)[]> {
   const evaluation = EVALUATIONS[metric.name]
   if (!ranges.length) return []
@@ -159,7 +160,7 @@ export async function evaluateRanges(
     const rows = await evaluation.rows(source, from, to)
     return ranges.map(range => evaluation.of(rows.filter(row => row.at >= range.from && row.at < range.to).map(row => row.value)))
   }
-  const buckets = await bucketsOver(source, position.network, resolution, from, to, evaluation.needs)
+  const buckets = preloaded ?? await bucketsOver(source, position.network, resolution, from, to, evaluation.needs)
   return ranges.map(range => evaluation.of(aggregateOf(buckets, resolution, range)))
 }
 

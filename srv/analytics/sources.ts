@@ -31,8 +31,8 @@ export interface ChainSource {
   reorgsSince(after: string | null): Promise<{ forkHeight: number; detectedAt: string }[]>
   /** When each reorg recorded within [from, to) was detected. */
   reorgTimes(from: number, to: number): Promise<number[]>
-  /** The time of the indexed block at a height. */
-  blockTime(height: number): Promise<number | undefined>
+  /** The time and epoch of the indexed block at a height. */
+  blockAt(height: number): Promise<{ time: number; epoch: number | null } | undefined>
   /** The time of the lowest indexed block at or above a height. */
   firstBlockTimeFrom(height: number): Promise<number | undefined>
   /** Blocks with their time in [from, to), with their transactions and contract actions. */

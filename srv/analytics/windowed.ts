@@ -1,6 +1,7 @@
 import { SOURCES } from './bucket-writer.ts'
 import { METRICS, metricNamed, type Metric } from './catalogue.ts'
-import { EVALUATIONS, evaluateRanges } from './figures.ts'
+import type { BucketFigures } from './activity.ts'
+import { EVALUATIONS, bucketMetrics, bucketsOver, evaluateRanges } from './figures.ts'
 import { iso, type ChainSource, type FollowerPosition } from './sources.ts'
 import { bucketStart, changePercent, windowAt, windowNamed, type Window } from './windows.ts'
 
@@ -39,7 +40,9 @@ export function unavailable(metric: Metric, source: ChainSource, position: Follo
 }
 
 /** One metric on one chain over a window: value, previous window, change and series. */
-export async function chainFigure(metric: Metric, source: ChainSource, window: Window, position: FollowerPosition | undefined): Promise<ChainFigure> {
+export async function chainFigure(
+  metric: Metric, source: ChainSource, window: Window, position: FollowerPosition | undefined, preloaded?: Map<number, BucketFigures>,
+): Promise<ChainFigure> {
   const figure: ChainFigure = {
     chain: source.chain, network: position?.network ?? null, metric: metric.name, unit: metric.unit,
     available: metric.chains.includes(source.chain), note: null, value: null, previous: null, changePercent: null, series: [],
@@ -50,7 +53,7 @@ export async function chainFigure(metric: Metric, source: ChainSource, window: W
   if ('now' in evaluation) return { ...figure, value: evaluation.now(position!), note: 'known only now: no previous window or series' }
   const step = (window.to - window.from) / window.buckets.length
   const points = window.buckets.map(start => ({ from: start, to: start + step }))
-  const [value, previous, ...series] = await evaluateRanges(metric, source, position!, window.resolution, [{ from: window.from, to: window.to }, window.previous, ...points])
+  const [value, previous, ...series] = await evaluateRanges(metric, source, position!, window.resolution, [{ from: window.from, to: window.to }, window.previous, ...points], preloaded)
   return { ...figure, value, previous, changePercent: changePercent(value, previous), series: window.buckets.map((start, i) => ({ bucketStart: iso(start), value: series[i] })) }
 }
 
@@ -68,8 +71,11 @@ export async function keyFigures(windowName: unknown, now = Date.now()) {
   const window = windowAt(windowNamed(windowName), now)
   const known = await positions()
   const figures: ChainFigure[] = []
+  const needs = KEY_METRICS.flatMap(name => bucketMetrics(EVALUATIONS[name]))
   for (const [i, source] of SOURCES.entries()) {
-    for (const name of KEY_METRICS) figures.push(await chainFigure(metricNamed(name), source, window, known[i]))
+    // One read of the buckets both windows span, for every key figure of the chain.
+    const buckets = known[i] && await bucketsOver(source, known[i]!.network, window.resolution, window.previous.from, window.to, needs)
+    for (const name of KEY_METRICS) figures.push(await chainFigure(metricNamed(name), source, window, known[i], buckets))
   }
   return { ...windowSpan(window), figures }
 }

@@ -88,6 +88,11 @@ test('the internals are for operators: rebuild the buckets, pause and resume a f
   expect(rebuilt.status).toBe(200)
   expect((await cds.ql.SELECT.from('analytics.MetricBuckets').where({ chain: 'chain-b', metric: 'tx.count', resolution: 'hour' })).reduce((sum: number, row: any) => sum + Number(row.value), 0)).toBe(2)
 
+  // From a time inside an hour: that hour is folded whole again.
+  const fromTime = new Date(Date.now() - (2 * 60 + 17) * 60_000).toISOString()
+  expect((await POST('/odata/v4/analytics/rebuildBuckets', { chain: 'chain-b', fromTime }, alice)).data.value).toEqual([expect.objectContaining({ chain: 'chain-b', foldedHeight: 2 })])
+  expect((await GET("/odata/v4/analytics/compare(metric='tx.count',window='1h')", alice)).data.chains[1].value).toBe(2)
+
   expect((await POST('/odata/v4/analytics/pauseFollower', { chain: 'chain-b' }, alice)).data).toMatchObject({ chain: 'chain-b', paused: true })
   expect((await GET("/odata/v4/analytics/SyncStatus?$filter=chain eq 'chain-b'", alice)).data.value[0].paused).toBe(true)
   expect((await POST('/odata/v4/analytics/resumeFollower', { chain: 'chain-b' }, alice)).data).toMatchObject({ paused: false })
