@@ -58,7 +58,12 @@ export class Aggregate {
   }
 }
 
-type FromBuckets = { needs: string[]; of: (aggregate: Aggregate) => number | null }
+type FromBuckets = {
+  needs: string[]
+  of: (aggregate: Aggregate) => number | null
+  /** A count of distinct dimensions of this stored metric: worked out in the database (see distinctCounts). */
+  distinctOf?: string
+}
 type FromRows = { rows: (source: ChainSource, from: number, to: number) => Promise<TimedValue[]>; of: (values: number[]) => number | null }
 type FromPosition = { now: (position: FollowerPosition) => number | null }
 export type Evaluation = FromBuckets | FromRows | FromPosition
@@ -71,7 +76,7 @@ const overProducers = (statistic: (values: number[]) => number) => fromBuckets([
   const values = aggregate.dimensions('producer.blocks').map(entry => entry.value)
   return values.length ? statistic(values) : null
 })
-const distinct = (metric: string) => fromBuckets([metric], aggregate => aggregate.dimensions(metric).length)
+const distinct = (metric: string): FromBuckets => ({ ...fromBuckets([metric], aggregate => aggregate.dimensions(metric).length), distinctOf: metric })
 const feePercentile = (p: number): FromRows => ({ rows: (source, from, to) => source.fees(from, to), of: values => percentile(values, p) ?? null })
 
 export const EVALUATIONS: Record<string, Evaluation> = {
@@ -160,6 +165,7 @@ export async function evaluateRanges(
     const rows = await evaluation.rows(source, from, to)
     return ranges.map(range => evaluation.of(rows.filter(row => row.at >= range.from && row.at < range.to).map(row => row.value)))
   }
+  if (evaluation.distinctOf && !preloaded) return distinctCounts(source, position.network, resolution, evaluation.distinctOf, ranges)
   const buckets = preloaded ?? await bucketsOver(source, position.network, resolution, from, to, evaluation.needs)
   return ranges.map(range => evaluation.of(aggregateOf(buckets, resolution, range)))
 }
@@ -177,4 +183,26 @@ export function aggregateOf(buckets: Map<number, BucketFigures>, resolution: Res
 /** The merged buckets of [from, to) for some stored metrics. */
 export async function aggregateOver(source: ChainSource, network: string, resolution: Resolution, range: { from: number; to: number }, metrics: readonly string[]): Promise<Aggregate> {
   return aggregateOf(await bucketsOver(source, network, resolution, range.from, range.to, metrics), resolution, range)
+}
+
+/**
+ * Distinct dimensions (addresses, contracts...) with activity in each range, counted by the
+ * database: one query for the ranges of one bucket each (a series), one per longer range. A window
+ * of per-address buckets has thousands of rows; the counts are a few.
+ */
+async function distinctCounts(source: ChainSource, network: string, resolution: Resolution, metric: string, ranges: { from: number; to: number }[]): Promise<number[]> {
+  const step = STEP_MS[resolution]
+  const where = (from: number, to: number) => ({ chain: source.chain, network, resolution, metric, dimension: { '!=': '' }, value: { '>': 0 }, bucketStart: { between: iso(from), and: iso(to - 1) } })
+  const single = ranges.filter(range => range.to - range.from === step)
+  const perBucket = new Map<number, number>()
+  if (single.length) {
+    const from = Math.min(...single.map(range => range.from)), to = Math.max(...single.map(range => range.to))
+    const rows = await SELECT.from(MetricBuckets).columns('bucketStart', 'count(1) as n').where(where(from, to)).groupBy('bucketStart') as { bucketStart: string; n: number | string }[]
+    for (const row of rows) perBucket.set(time(row.bucketStart), Number(row.n))
+  }
+  return Promise.all(ranges.map(async range => {
+    if (range.to - range.from === step) return perBucket.get(range.from) ?? 0
+    const row = await SELECT.one.from(MetricBuckets).columns('count(distinct dimension) as n').where(where(range.from, range.to)) as { n?: number | string } | undefined
+    return Number(row?.n ?? 0)
+  }))
 }

@@ -71,11 +71,15 @@ export async function keyFigures(windowName: unknown, now = Date.now()) {
   const window = windowAt(windowNamed(windowName), now)
   const known = await positions()
   const figures: ChainFigure[] = []
-  const needs = KEY_METRICS.flatMap(name => bucketMetrics(EVALUATIONS[name]))
+  // One read of the buckets both windows span for the key figures summed from them; distinct counts are counted by the database.
+  const counted = (name: string) => {
+    const evaluation = EVALUATIONS[name]
+    return 'needs' in evaluation && !!evaluation.distinctOf
+  }
+  const needs = KEY_METRICS.filter(name => !counted(name)).flatMap(name => bucketMetrics(EVALUATIONS[name]))
   for (const [i, source] of SOURCES.entries()) {
-    // One read of the buckets both windows span, for every key figure of the chain.
     const buckets = known[i] && await bucketsOver(source, known[i]!.network, window.resolution, window.previous.from, window.to, needs)
-    for (const name of KEY_METRICS) figures.push(await chainFigure(metricNamed(name), source, window, known[i], buckets))
+    for (const name of KEY_METRICS) figures.push(await chainFigure(metricNamed(name), source, window, known[i], counted(name) ? undefined : buckets))
   }
   return { ...windowSpan(window), figures }
 }
