@@ -403,7 +403,7 @@ async function foldHistory(histories: History[], days: number, end: number) {
 
 /** One more minute of blocks, folded as the writer's next run would. */
 async function foldOneMinute(histories: History[], end: number) {
-  console.log('\n  one more minute of blocks, folded as the writer\'s next run does (every hour not final yet again), its queries timed')
+  console.log('\n  one more minute of blocks, folded as the writer\'s next run does, its queries timed')
   for (const history of histories) {
     const blocks = await history.writeUntil(end)
     const folded = await traced(`${history.shape.label}: fold of ${blocks} new blocks`, () => history.fold())
