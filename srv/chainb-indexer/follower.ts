@@ -3,7 +3,8 @@ import type { ChainBBlock, ChainBPort } from '../chains/chain-b/port.ts'
 import { ApiError } from '../lib/errors.ts'
 import { scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
 import { epochClock, rowsOf, type EpochClock } from './rows.ts'
-import { indexerSettings, newInstanceId, type IndexerSettings } from './settings.ts'
+import { newInstanceId } from '../lib/lease.ts'
+import { indexerSettings, type IndexerSettings } from './settings.ts'
 import {
   StaleFollower, claimLease, ensureSyncState, indexedHashAt, positionOf, readSyncState, recordError, recordTip, releaseLease,
   rollBackFrom, writeBlocks, type Position,

@@ -1,5 +1,3 @@
-import { hostname } from 'node:os'
-import { randomBytes } from 'node:crypto'
 import { booleanSetting, numberSetting, requiresBlock } from '../lib/settings.ts'
 
 /**
@@ -53,6 +51,3 @@ function positive(name: string, fromCds: string | number | boolean | undefined, 
   if (!(value > 0)) throw new Error(`Setting ${name} must be a positive number, got ${value}`)
   return Math.floor(value)
 }
-
-/** This process's name in the lease: host, process and a random part (two followers in one process differ too). */
-export const newInstanceId = () => `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
