@@ -81,9 +81,10 @@ type LedgerEntryKind : String(10) enum { credit; charge; refund };
 /**
  * One entry per charged call (kind charge: units negative, pending until the call resolves, then
  * committed or refunded), per refund and per credit. A request resolves at most once: the
- * (requestId, kind) pair is unique.
+ * (requestId, kind) pair is unique; a credit for something (a payment, a voucher redemption, a
+ * wallet's free calls) is posted at most once: the (kind, reference) pair is unique.
  */
-@assert.unique: { resolution: [requestId, kind] }
+@assert.unique: { resolution: [requestId, kind], creditReference: [kind, reference] }
 entity LedgerEntries {
   key ID         : UUID;
       apiKey     : Association to ApiKeys not null;
@@ -97,6 +98,8 @@ entity LedgerEntries {
       /** HTTP status of the answer, `timeout`, or `voided` (swept after a crash). */
       outcome    : String(20);
       note       : String(200);
+      /** What a credit is for: `payment:<transaction hash>`, `voucher:<voucher id>:<redemption>`, `wallet:<address>`. */
+      reference  : String(160);
       createdAt  : Timestamp not null;
       resolvedAt : Timestamp;
 }

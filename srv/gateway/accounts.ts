@@ -24,6 +24,7 @@ export interface IssuedKey {
   plan: string
   unitsLeft: number
   validUntil: string
+  boundAddress?: string | null
 }
 
 export interface IssueRequest {
@@ -34,31 +35,41 @@ export interface IssueRequest {
   validDays?: number
   label?: string
   boundAddress?: string
+  /** The opening credit's note and what it is for (a payment, a voucher, a wallet's free calls: unique). */
+  note?: string
+  reference?: string
 }
 
 export async function issueKey(request: IssueRequest): Promise<IssuedKey> {
-  return cds.tx(async () => {
-    const plan = await SELECT.one.from(Plans).where({ name: request.plan })
-    if (!plan) throw new ApiError(400, 'UNKNOWN_PLAN', `There is no plan '${request.plan}'`)
-    const units = request.units ?? Number(plan.units)
-    if (!Number.isInteger(units) || units < 0) throw new ApiError(400, 'INVALID_UNITS', `Units must be a whole number of 0 or more, got ${request.units}`)
-    const validDays = request.validDays ?? plan.validityDays
-    if (!Number.isInteger(validDays) || validDays! <= 0) throw new ApiError(400, 'INVALID_VALIDITY', `Validity must be a whole number of days, got ${request.validDays}`)
+  return cds.tx(() => insertKey(request))
+}
 
-    const id = cds.utils.uuid()
-    const key = newSecret(API_KEY_PREFIX)
-    const now = new Date().toISOString()
-    const validUntil = new Date(Date.parse(now) + validDays! * 86_400_000).toISOString()
-    await INSERT.into(ApiKeys).entries({
-      ID: id, secretHash: hashSecret(key), hint: hintOf(key), plan_name: request.plan, unitsLeft: units, validUntil,
-      status: active, boundAddress: request.boundAddress ?? null, label: request.label ?? null, createdAt: now,
-    })
-    for (const product of Object.keys(GRANT_PREFIXES) as Product[]) await insertGrant({ product, apiKeyId: id, validUntil })
-    await INSERT.into(LedgerEntries).entries({
-      ID: cds.utils.uuid(), apiKey_ID: id, kind: LedgerEntryKind.credit, units, state: LedgerEntry.state.posted, note: 'issued', createdAt: now, resolvedAt: now,
-    })
-    return { id, key, plan: request.plan, unitsLeft: units, validUntil }
+/**
+ * Issues a key inside the caller's transaction, so that it exists only if what it was issued for
+ * (a payment credited, a voucher redeemed, a wallet's first sign-in) is recorded too.
+ */
+export async function insertKey(request: IssueRequest): Promise<IssuedKey> {
+  const plan = await SELECT.one.from(Plans).where({ name: request.plan })
+  if (!plan) throw new ApiError(400, 'UNKNOWN_PLAN', `There is no plan '${request.plan}'`)
+  const units = request.units ?? Number(plan.units)
+  if (!Number.isInteger(units) || units < 0) throw new ApiError(400, 'INVALID_UNITS', `Units must be a whole number of 0 or more, got ${request.units}`)
+  const validDays = request.validDays ?? plan.validityDays
+  if (!Number.isInteger(validDays) || validDays! <= 0) throw new ApiError(400, 'INVALID_VALIDITY', `Validity must be a whole number of days, got ${request.validDays}`)
+
+  const id = cds.utils.uuid()
+  const key = newSecret(API_KEY_PREFIX)
+  const now = new Date().toISOString()
+  const validUntil = new Date(Date.parse(now) + validDays! * 86_400_000).toISOString()
+  await INSERT.into(ApiKeys).entries({
+    ID: id, secretHash: hashSecret(key), hint: hintOf(key), plan_name: request.plan, unitsLeft: units, validUntil,
+    status: active, boundAddress: request.boundAddress ?? null, label: request.label ?? null, createdAt: now,
   })
+  for (const product of Object.keys(GRANT_PREFIXES) as Product[]) await insertGrant({ product, apiKeyId: id, validUntil })
+  await INSERT.into(LedgerEntries).entries({
+    ID: cds.utils.uuid(), apiKey_ID: id, kind: LedgerEntryKind.credit, units, state: LedgerEntry.state.posted, note: request.note ?? 'issued',
+    reference: request.reference ?? null, createdAt: now, resolvedAt: now,
+  })
+  return { id, key, plan: request.plan, unitsLeft: units, validUntil, boundAddress: request.boundAddress ?? null }
 }
 
 interface GrantRequest {

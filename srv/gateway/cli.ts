@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import { issueGrant, issueKey, listKeys, revokeGrant, revokeKey, rotateKey } from './accounts.ts'
 import { credit } from './ledger.ts'
-import { keyUsage } from './client-config.ts'
+import { keyPrintout } from './key-delivery.ts'
 import { gatewayConfig } from './config.ts'
 import { deploySqliteFile } from '../lib/development-database.ts'
 import { GRANT_PREFIXES, isProduct } from './keys.ts'
@@ -56,9 +56,7 @@ const COMMANDS: Record<string, (positional: string[], options: Options) => Promi
       boundAddress: options['bound-address'],
     })
     if (options.quiet) return console.log(issued.key)
-    console.log(`API key (shown once, store it now):\n\n  ${issued.key}\n`)
-    console.log(`id ${issued.id}  plan ${issued.plan}  units ${issued.unitsLeft}  valid until ${issued.validUntil}\n`)
-    console.log(keyUsage(gatewayConfig().publicUrl))
+    console.log(keyPrintout(issued))
   },
   'keys list': async () => {
     const keys = await listKeys()

@@ -1,4 +1,4 @@
-import { booleanSetting, numberSetting, requiresBlock, stringSetting } from '../lib/settings.ts'
+import { booleanSetting, isProduction, numberSetting, optionalSetting, requiresBlock, stringSetting } from '../lib/settings.ts'
 
 export interface GatewayConfig {
   /** The hosted gateway is on: API keys, metering, route gating (off when self-hosted). */
@@ -14,9 +14,33 @@ export interface GatewayConfig {
   /** Unauthenticated failures allowed per client address and window before 429. */
   authFailures: number
   authFailureWindowS: number
-  /** Base URL shown with a new key: where to send it. */
+  /** Base URL shown with a new key: where to send it; also the domain and URI of the wallet sign-in message. */
   publicUrl: string
+  /** Units of the free first key of a wallet address (wallet lane). */
+  walletFreeUnits: number
+  walletSessionMinutes: number
+  /** The key of the keyed hash under which voucher codes are stored (required in production). */
+  voucherPepper: string
+  /** Failed voucher attempts allowed per client address (or per key) and window before 429. */
+  voucherFailures: number
+  voucherFailureWindowS: number
+  purchase: PurchaseConfig
 }
+
+/** The purchase lane (x402 over ADA on chain A). */
+export interface PurchaseConfig {
+  /** The address payments go to; on the devnet a test wallet's when not configured. */
+  payTo?: string
+  /** Blocks after the payment's block before the pack is credited (0: in a block is enough). */
+  confirmations: number
+  /** How long one request waits for the settlement before answering settlement_pending. */
+  settleWaitMs: number
+  /** How long a quote (and the payment transaction's validity) lasts: x402's maxTimeoutSeconds. */
+  quoteSeconds: number
+}
+
+/** Stands in for GATEWAY_VOUCHER_PEPPER outside production, so development and tests need no secret. */
+const DEVELOPMENT_PEPPER = 'development-only voucher pepper: set GATEWAY_VOUCHER_PEPPER in production'
 
 export function gatewayConfig(): GatewayConfig {
   const block = requiresBlock('gateway')
@@ -32,5 +56,23 @@ export function gatewayConfig(): GatewayConfig {
     authFailures: numberSetting('GATEWAY_AUTH_FAILURES', block.authFailures, 20),
     authFailureWindowS: numberSetting('GATEWAY_AUTH_FAILURE_WINDOW_S', block.authFailureWindowS, 900),
     publicUrl: stringSetting('GATEWAY_PUBLIC_URL', block.publicUrl, `http://localhost:${process.env.PORT || 4004}`),
+    walletFreeUnits: numberSetting('GATEWAY_WALLET_FREE_UNITS', block.walletFreeUnits, 500),
+    walletSessionMinutes: numberSetting('GATEWAY_WALLET_SESSION_MINUTES', block.walletSessionMinutes, 30),
+    voucherPepper: voucherPepper(block.voucherPepper),
+    voucherFailures: numberSetting('GATEWAY_VOUCHER_FAILURES', block.voucherFailures, 10),
+    voucherFailureWindowS: numberSetting('GATEWAY_VOUCHER_FAILURE_WINDOW_S', block.voucherFailureWindowS, 900),
+    purchase: {
+      payTo: optionalSetting('GATEWAY_X402_PAY_TO', block.payTo),
+      confirmations: numberSetting('GATEWAY_X402_CONFIRMATIONS', block.confirmations, 1),
+      settleWaitMs: numberSetting('GATEWAY_X402_SETTLE_WAIT_MS', block.settleWaitMs, 10_000),
+      quoteSeconds: numberSetting('GATEWAY_X402_QUOTE_SECONDS', block.quoteSeconds, 600),
+    },
   }
+}
+
+function voucherPepper(configured: Parameters<typeof optionalSetting>[1]): string {
+  const pepper = optionalSetting('GATEWAY_VOUCHER_PEPPER', configured)
+  if (pepper) return pepper
+  if (isProduction()) throw new Error('GATEWAY_VOUCHER_PEPPER must be set in production: voucher codes are stored under a keyed hash')
+  return DEVELOPMENT_PEPPER
 }

@@ -1,16 +1,18 @@
 import cds from '@sap/cds'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { GatewayConfig } from './config.ts'
-import { refusal, send, UNITS_CHARGED, UNITS_LEFT, withUnitsLeft } from './answers.ts'
-import { INVALID_KEY, KeyCheck } from './key-check.ts'
+import { refusal, send, UNITS_CHARGED, UNITS_LEFT, withUnitsLeft, type Answer } from './answers.ts'
+import { INVALID_KEY, KeyCheck, presentsKey } from './key-check.ts'
 import { Metering, type MeteredCall } from './metering.ts'
-import { OWN_ROUTES, type OwnRoute } from './own-routes.ts'
+import { OWN_BODY_LIMIT, OWN_ROUTES, type OwnRoute } from './own-routes.ts'
 import { normaliseTarget } from './paths.ts'
 import { activeGrant, keyOnlyPrincipal, keyPrincipal, PUBLIC_PRINCIPAL } from './principals.ts'
 import { isKeyOnly } from './keys.ts'
 import { FailureWindow, KeyRates } from './rate-limits.ts'
 import { RouteTable, type Classification } from './routes.ts'
 import { requestIdOf } from '../lib/http-safety.ts'
+import { readJsonBody } from '../lib/json-body.ts'
+import { isApiError } from '../lib/errors.ts'
 import { canonicalPath } from '../lib/route-aliases.ts'
 
 /**
@@ -72,18 +74,23 @@ export class Gateway {
   }
 
   private async own(route: OwnRoute, query: URLSearchParams, req: Request, res: ServerResponse, next: Next) {
-    if (route.access === 'public') {
-      if (route.answer) return send(res, await route.answer({ query }))
+    if (route.access === 'public' && !route.answer) {
       req.gatewayPrincipal = PUBLIC_PRINCIPAL
       return next()
     }
+    const body = req.method === 'POST' ? await readJsonBody(req, OWN_BODY_LIMIT) : { ok: true as const, value: undefined }
+    if (!body.ok) return send(res, refusal(body.status, body.code, body.message))
+    const call = { query, body: body.value, headers: req.headers, client: req.socket?.remoteAddress ?? 'unknown' }
+    if (route.access === 'public') return send(res, await answerOf(() => route.answer!(call)))
+    if (route.access === 'key-optional' && !presentsKey(req)) return send(res, await answerOf(() => route.answer(call)))
+
     const checked = await this.keys.check(req, { fresh: true })
     if (!checked.ok) return send(res, checked.answer)
     const { key } = checked
     const limited = this.rates.take(key)
     if (limited) return send(res, limited)
-    const answer = await route.answer({ key, query })
-    if (route.changesKey) this.keys.forget(key.ID)
+    const answer = await answerOf(() => route.answer({ ...call, key }))
+    if (route.access === 'key' && route.changesKey) this.keys.forget(key.ID)
     // A 401 says the key is not (or no longer) known: it has nothing left to tell.
     send(res, answer.status === 401 || answer.headers?.[UNITS_LEFT] !== undefined ? answer : withUnitsLeft(answer, key.unitsLeft))
   }
@@ -114,5 +121,16 @@ export class Gateway {
       if (!again.ok) return send(res, again.answer)
       call.key = again.key
     }
+  }
+}
+
+/** A route's answer; an ApiError it throws (bad input, an upstream refusal) is answered with its status and code. */
+async function answerOf(answer: () => Promise<Answer>): Promise<Answer> {
+  try {
+    return await answer()
+  } catch (error) {
+    if (!isApiError(error)) throw error
+    const headers: Record<string, number> = error.retryAfter === undefined ? {} : { 'Retry-After': error.retryAfter }
+    return refusal(error.status, error.code, error.message, error.target ? { target: error.target } : {}, headers)
   }
 }

@@ -75,6 +75,9 @@ export class KeyCheck {
   }
 }
 
+/** Whether the call presents a key at all (valid or not). */
+export const presentsKey = (req: IncomingMessage) => secretOf(req) !== undefined
+
 function secretOf(req: IncomingMessage): string | undefined {
   const authorization = req.headers.authorization
   if (typeof authorization === 'string' && /^bearer\s+/i.test(authorization)) return authorization.replace(/^bearer\s+/i, '').trim()

@@ -34,7 +34,7 @@ function buildStatements() {
     unitsLeft: `SELECT unitsLeft AS "unitsLeft" FROM ${keys} WHERE ID = ?`,
     addUnits: `UPDATE ${keys} SET unitsLeft = unitsLeft + ? WHERE ID = ?`,
     entry:
-      `INSERT INTO ${entries} (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, outcome, note, createdAt, resolvedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO ${entries} (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, outcome, note, createdAt, resolvedAt, reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     pendingCharge:
       `SELECT apiKey_ID AS "apiKey_ID", units AS "units", routeClass AS "routeClass", route AS "route" FROM ${entries} WHERE requestId = ? AND kind = '${charge}' AND state = '${pending}'`,
     resolve: `UPDATE ${entries} SET state = ?, outcome = ?, resolvedAt = ? WHERE requestId = ? AND kind = '${charge}' AND state = '${pending}'`,
@@ -103,7 +103,7 @@ export async function reserve(call: Call): Promise<Reservation> {
     }
     const reserved = await run(tx, 'reserve', [call.units, now, call.keyId, call.secretHash, call.version, now, call.units])
     if (!changed(reserved)) return diagnose(tx, call, now)
-    await run(tx, 'entry', [cds.utils.uuid(), call.keyId, LedgerEntryKind.charge, -call.units, LedgerEntry.state.pending, call.routeClass, call.route, call.requestId, null, null, now, null])
+    await run(tx, 'entry', [cds.utils.uuid(), call.keyId, LedgerEntryKind.charge, -call.units, LedgerEntry.state.pending, call.routeClass, call.route, call.requestId, null, null, now, null, null])
     return { ok: true as const, unitsLeft: await unitsLeftOf(tx, call.keyId) }
   })
 }
@@ -169,7 +169,7 @@ export async function refund(requestId: string, outcome: string): Promise<number
     if (!changed(await run(tx, 'resolve', [LedgerEntry.state.refunded, outcome, now, requestId]))) return undefined
     const units = -Number(charge.units)
     await run(tx, 'addUnits', [units, charge.apiKey_ID])
-    await run(tx, 'entry', [cds.utils.uuid(), charge.apiKey_ID, LedgerEntryKind.refund, units, LedgerEntry.state.posted, charge.routeClass, charge.route, requestId, outcome, null, now, now])
+    await run(tx, 'entry', [cds.utils.uuid(), charge.apiKey_ID, LedgerEntryKind.refund, units, LedgerEntry.state.posted, charge.routeClass, charge.route, requestId, outcome, null, now, now, null])
     return unitsLeftOf(tx, charge.apiKey_ID)
   })
 }
@@ -188,20 +188,26 @@ export async function refundLater(requestId: string, outcome: string): Promise<n
     if (!changed(await run(tx, 'resolveFrom', [LedgerEntry.state.refunded, outcome, now, requestId, charge.state]))) return undefined
     const units = -Number(charge.units)
     await run(tx, 'addUnits', [units, charge.apiKey_ID])
-    await run(tx, 'entry', [cds.utils.uuid(), charge.apiKey_ID, LedgerEntryKind.refund, units, LedgerEntry.state.posted, charge.routeClass, charge.route, requestId, outcome, null, now, now])
+    await run(tx, 'entry', [cds.utils.uuid(), charge.apiKey_ID, LedgerEntryKind.refund, units, LedgerEntry.state.posted, charge.routeClass, charge.route, requestId, outcome, null, now, now, null])
     return unitsLeftOf(tx, charge.apiKey_ID)
   })
 }
 
-/** Adds units to a key (issue, top-up, operator credit). Answers the units left after. */
-export async function credit(keyId: string, units: number, note: string): Promise<number> {
+/** Adds units to a key (top-up, operator credit). Answers the units left after. */
+export async function credit(keyId: string, units: number, note: string, reference?: string): Promise<number> {
+  return cds.tx(tx => creditInTransaction(tx, keyId, units, note, reference))
+}
+
+/**
+ * The same credit inside the caller's transaction, so it commits (or not) with what it pays for.
+ * A second credit with the same reference fails on the ledger's unique (kind, reference).
+ */
+export async function creditInTransaction(tx: Transaction, keyId: string, units: number, note: string, reference?: string): Promise<number> {
   if (!Number.isInteger(units) || units <= 0) throw new Error(`a credit must be a positive whole number of units, got ${units}`)
-  return cds.tx(async tx => {
-    const now = new Date().toISOString()
-    if (!changed(await run(tx, 'addUnits', [units, keyId]))) throw new Error(`no key ${keyId}`)
-    await run(tx, 'entry', [cds.utils.uuid(), keyId, LedgerEntryKind.credit, units, LedgerEntry.state.posted, null, null, null, null, note, now, now])
-    return unitsLeftOf(tx, keyId)
-  })
+  const now = new Date().toISOString()
+  if (!changed(await run(tx, 'addUnits', [units, keyId]))) throw new Error(`no key ${keyId}`)
+  await run(tx, 'entry', [cds.utils.uuid(), keyId, LedgerEntryKind.credit, units, LedgerEntry.state.posted, null, null, null, null, note, now, now, reference ?? null])
+  return unitsLeftOf(tx, keyId)
 }
 
 /** Voids charges a crashed process left pending longer than `olderThanSeconds`. Answers how many. */

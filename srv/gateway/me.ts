@@ -4,6 +4,7 @@ import { revokeKey, rotateKey, type KeyRecord } from './accounts.ts'
 import { INVALID_KEY } from './key-check.ts'
 import { ok, refusal, UNITS_LEFT, type Answer } from './answers.ts'
 import { LedgerEntryKind } from './ledger-kinds.ts'
+import { deliverKey } from './key-delivery.ts'
 
 /**
  * What a key's holder sees and does about the key itself: /me (the account), /me/ledger (its
@@ -44,7 +45,7 @@ export async function ledgerPage(key: KeyRecord, query: URLSearchParams): Promis
   if (cursor && !before) return refusal(400, 'INVALID_CURSOR', 'before must be a cursor from a previous page (next)')
   const page = await cds.tx(() => {
     const select = SELECT.from(LedgerEntries)
-      .columns('ID', 'kind', 'units', 'state', 'routeClass', 'route', 'requestId', 'outcome', 'note', 'createdAt', 'resolvedAt')
+      .columns('ID', 'kind', 'units', 'state', 'routeClass', 'route', 'requestId', 'outcome', 'note', 'reference', 'createdAt', 'resolvedAt')
       .where({ apiKey_ID: key.ID })
       .orderBy('createdAt desc', 'ID desc')
       .limit(limit + 1)
@@ -57,7 +58,7 @@ export async function ledgerPage(key: KeyRecord, query: URLSearchParams): Promis
 
 export async function rotate(key: KeyRecord): Promise<Answer> {
   const rotated = await rotateKey(key.ID, key.secretHash)
-  return rotated ? ok({ id: rotated.id, key: rotated.key }) : INVALID_KEY
+  return rotated ? ok(deliverKey({ id: rotated.id, key: rotated.key, plan: key.plan_name ?? undefined, unitsLeft: key.unitsLeft, validUntil: key.validUntil })) : INVALID_KEY
 }
 
 export async function revoke(key: KeyRecord): Promise<Answer> {

@@ -34,3 +34,13 @@ export const rowsChanged = (result: unknown): number => Number((result as { chan
 export async function runWrite(sql: string, values: unknown[]): Promise<number> {
   return rowsChanged(await cds.run(forDatabase(sql), values))
 }
+
+/**
+ * Whether a write failed on a unique constraint (another writer got there first), as SQLite,
+ * PostgreSQL and CAP's database services each report it.
+ */
+export function isUniqueViolation(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
+  if (code === '23505' || code === 'UNIQUE_CONSTRAINT_VIOLATION' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'ENTITY_ALREADY_EXISTS') return true
+  return typeof message === 'string' && /UNIQUE constraint failed|duplicate key value violates unique constraint/i.test(message)
+}

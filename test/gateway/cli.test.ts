@@ -25,13 +25,15 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
 const gateway = async (...args: string[]) => (await run('npm', ['run', '-s', 'gateway', '--', ...args], { cwd: root, env })).stdout
 
-test('keys issue: an operator key by default, shown once, with how to call and no MCP command that does not exist yet', async () => {
+test('keys issue: an operator key by default, shown once, with a curl example and the MCP client configuration of both tool servers', async () => {
   const printed = await gateway('keys', 'issue', '--units', '7')
   expect(printed).toMatch(/^API key \(shown once, store it now\):\n\n {2}cag_[A-Za-z0-9_-]{49}\n/)
+  const key = /cag_[A-Za-z0-9_-]{49}/.exec(printed)![0]
   expect(printed).toMatch(/ plan operator {2}units 7 /)
-  expect(printed).toContain('Authorization: Bearer <key>')
-  expect(printed).toContain('MCP servers: not yet available.')
-  expect(printed).not.toMatch(/mcpServers|npx|chain-access-mcp/)
+  expect(printed).toContain(`curl -H "Authorization: Bearer ${key}" http://localhost:`)
+  const configuration = JSON.parse(printed.slice(printed.indexOf('{')))
+  expect(configuration.mcpServers['chain-a']).toEqual({ command: 'npx', args: ['cag-mcp-chain-a'], env: { CHAIN_ACCESS_API_KEY: key, CHAIN_ACCESS_URL: expect.stringMatching(/^http:\/\/localhost:/) } })
+  expect(configuration.mcpServers['chain-b']).toMatchObject({ command: 'npx', args: ['cag-mcp-chain-b'] })
 }, 60_000)
 
 test('keys issue --quiet prints the key alone, for scripts', async () => {

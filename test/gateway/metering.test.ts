@@ -170,8 +170,9 @@ describe('rotation and revocation', () => {
     const { id, key } = await issueTestKey({ units: 20 })
     await GET(`${S}/Blocks?$top=1`, bearer(key))
     const rotated = await POST('/me/rotate', {}, bearer(key))
-    // No MCP client configuration is offered until the MCP servers exist.
-    expect(rotated.data).toEqual({ id, key: expect.stringMatching(/^cag_/) })
+    // The new secret is shown once, with its client configuration.
+    expect(rotated.data).toMatchObject({ id, key: expect.stringMatching(/^cag_/), unitsLeft: 19, configuration: { mcpServers: { 'chain-a': expect.any(Object), 'chain-b': expect.any(Object) } } })
+    expect(rotated.data.configuration.mcpServers['chain-a'].env.CHAIN_ACCESS_API_KEY).toBe(rotated.data.key)
     const old = await GET(`${S}/Blocks?$top=1`, bearer(key))
     const fresh = await GET('/me', bearer(rotated.data.key))
     expect(old.status).toBe(401)

@@ -1,0 +1,61 @@
+import { gatewayConfig } from './config.ts'
+
+/**
+ * A key is shown exactly once, by whichever lane issued it (the command line, wallet sign-in, a
+ * voucher, a purchase, a rotation), and always with what it takes to use it at once: an MCP client
+ * configuration for both tool servers and a curl example. Only the key's hash is stored, so this
+ * answer cannot be given again; a lost key is replaced by rotation.
+ */
+
+/** The tool servers, as bins of this package: each reads the key and the base address from its environment. */
+export const MCP_SERVERS = { 'chain-a': 'cag-mcp-chain-a', 'chain-b': 'cag-mcp-chain-b' } as const
+export const MCP_KEY_VARIABLE = 'CHAIN_ACCESS_API_KEY'
+export const MCP_URL_VARIABLE = 'CHAIN_ACCESS_URL'
+
+export interface KeyToDeliver {
+  id: string
+  key: string
+  plan?: string
+  unitsLeft?: number
+  validUntil?: string
+  boundAddress?: string | null
+}
+
+/** The configuration an MCP client (`mcpServers` in its settings file) needs to reach both tool servers with this key. */
+export function mcpConfiguration(key: string, baseUrl: string) {
+  const env = { [MCP_KEY_VARIABLE]: key, [MCP_URL_VARIABLE]: baseUrl }
+  return {
+    mcpServers: Object.fromEntries(Object.entries(MCP_SERVERS).map(([name, bin]) => [name, { command: 'npx', args: [bin], env }])),
+  }
+}
+
+export const curlExample = (key: string, baseUrl: string) => `curl -H "Authorization: Bearer ${key}" ${baseUrl}/me`
+
+/** The body that hands the key over: the key, its account, the client configuration and an example; `extra` adds what the lane tells besides. */
+export function deliverKey(issued: KeyToDeliver, extra: object = {}) {
+  const baseUrl = gatewayConfig().publicUrl
+  return {
+    id: issued.id,
+    key: issued.key,
+    plan: issued.plan,
+    unitsLeft: issued.unitsLeft,
+    validUntil: issued.validUntil,
+    boundAddress: issued.boundAddress ?? null,
+    ...extra,
+    shownOnce: 'This key is shown once and stored only as a hash: save it now. A lost key is replaced by rotation.',
+    configuration: mcpConfiguration(issued.key, baseUrl),
+    curl: curlExample(issued.key, baseUrl),
+  }
+}
+
+/** The same for a terminal: the key, then how to use it. */
+export function keyPrintout(issued: KeyToDeliver): string {
+  const baseUrl = gatewayConfig().publicUrl
+  return [
+    `API key (shown once, store it now):\n\n  ${issued.key}\n`,
+    `id ${issued.id}  plan ${issued.plan}  units ${issued.unitsLeft}  valid until ${issued.validUntil}\n`,
+    `Send it as Authorization: Bearer <key> (or x-agent-token: <key>) to ${baseUrl}, for example:\n\n  ${curlExample(issued.key, baseUrl)}\n`,
+    'MCP client configuration (mcpServers) for the chain-A and chain-B tool servers:\n',
+    JSON.stringify(mcpConfiguration(issued.key, baseUrl), null, 2),
+  ].join('\n')
+}
