@@ -1,22 +1,32 @@
-import type { KeyRecord } from './accounts.ts'
+import type { KeyedCall, MaybeKeyedCall, OwnCall } from './calls.ts'
 import { ok, type Answer } from './answers.ts'
 import { account, ledgerPage, revoke, rotate } from './me.ts'
 import { priceList } from './prices.ts'
+// TEMPORARY while the lanes are written: loaded on first use.
+const purchases = () => import('./purchases.ts')
+const buyKey = async (call: OwnCall) => (await purchases()).buyKey(call)
+const topUp = async (call: KeyedCall) => (await purchases()).topUp(call)
+const vouchers = () => import('./vouchers.ts')
+const wallet = () => import('./wallet-sign-in.ts')
+const redeemVoucher = async (call: MaybeKeyedCall) => (await vouchers()).redeemVoucher(call)
+const walletChallenge = async (call: OwnCall) => (await wallet()).walletChallenge(call)
+const walletVerify = async (call: OwnCall) => (await wallet()).walletVerify(call)
+const walletKeys = async (call: OwnCall) => (await wallet()).walletKeys(call)
+const walletRotateKey = async (call: OwnCall) => (await wallet()).walletRotateKey(call)
+const walletRevokeKey = async (call: OwnCall) => (await wallet()).walletRevokeKey(call)
+const walletSignOut = async (call: OwnCall) => (await wallet()).walletSignOut(call)
 
 /**
  * The gateway's own routes, all free of charge. Each entry is the whole route: the classifier
- * answers other methods 405, a `key` route reads the caller's key fresh from the database (what a
- * key may do about itself never rests on a cached copy) and takes from its rate bucket, and every
- * answer carries the units headers. Adding a route is adding an entry here.
+ * answers other methods 405; a `key` route reads the caller's key fresh from the database (what a
+ * key may do about itself never rests on a cached copy) and takes from its rate bucket; a
+ * `key-optional` route does the same when a key is presented (a presented key must be valid); every
+ * answer carries the units headers. A POST's JSON body is read and parsed by the gateway (at most
+ * OWN_BODY_LIMIT bytes). Adding a route is adding an entry here.
  */
 
-export interface OwnCall {
-  query: URLSearchParams
-}
-
-export interface KeyedCall extends OwnCall {
-  key: KeyRecord
-}
+/** The largest JSON body an own route reads. */
+export const OWN_BODY_LIMIT = 64 * 1024
 
 interface PublicRoute {
   path: string
@@ -37,7 +47,14 @@ interface KeyedRoute {
   changesKey?: boolean
 }
 
-export type OwnRoute = PublicRoute | KeyedRoute
+interface MaybeKeyedRoute {
+  path: string
+  method: 'GET' | 'POST'
+  access: 'key-optional'
+  answer: (call: MaybeKeyedCall) => Promise<Answer>
+}
+
+export type OwnRoute = PublicRoute | KeyedRoute | MaybeKeyedRoute
 
 export const OWN_ROUTES: readonly OwnRoute[] = [
   { path: '/me', method: 'GET', access: 'key', answer: ({ key }) => account(key) },
@@ -47,4 +64,16 @@ export const OWN_ROUTES: readonly OwnRoute[] = [
   { path: '/prices', method: 'GET', access: 'public', answer: async () => ok(await priceList()) },
   { path: '/health', method: 'GET', access: 'public' },
   { path: '/zk-config', method: 'GET', access: 'public', prefix: true },
+  // The purchase lane (x402 over ADA on chain A)
+  { path: '/keys', method: 'POST', access: 'public', answer: buyKey },
+  { path: '/topup', method: 'POST', access: 'key', answer: topUp },
+  // The code lane
+  { path: '/vouchers/redeem', method: 'POST', access: 'key-optional', answer: redeemVoucher },
+  // The wallet lane (CIP-30 signData); the key routes take a sign-in session, not a key
+  { path: '/auth/challenge', method: 'POST', access: 'public', answer: walletChallenge },
+  { path: '/auth/verify', method: 'POST', access: 'public', answer: walletVerify },
+  { path: '/auth/keys', method: 'GET', access: 'public', answer: walletKeys },
+  { path: '/auth/keys/rotate', method: 'POST', access: 'public', answer: walletRotateKey },
+  { path: '/auth/keys/revoke', method: 'POST', access: 'public', answer: walletRevokeKey },
+  { path: '/auth/sign-out', method: 'POST', access: 'public', answer: walletSignOut },
 ]

@@ -188,8 +188,37 @@ export function gatewayCases(): Probe[] {
     ['/me/ledger?before=<NUL>', '/me/ledger?before=%00', clientError, clientError],
     ['/prices?x=%00', '/prices?x=%00', undefined, undefined],
   ]
-  return cases.flatMap(([label, target, withKey, withoutKey]) => [
+  const reads = cases.flatMap(([label, target, withKey, withoutKey]): Probe[] => [
     { name: `gateway: ${label} with the key`, group: 'gateway routes', kinds: ['gateway route'], method: 'GET', target, expect: withKey },
     { name: `gateway: ${label} without a key`, group: 'gateway routes', kinds: ['gateway route'], method: 'GET', target, anonymous: true, expect: withoutKey },
   ])
+  return [...reads, ...keyLaneCases()]
+}
+
+/** Each field of each key lane's body, and the bodies and payment headers themselves, as hostile values: a 4xx (or a 402 quote), never a 5xx. */
+function keyLaneCases(): Probe[] {
+  const lanes: [string, string[]][] = [
+    ['/keys', ['pack', 'payer']],
+    ['/vouchers/redeem', ['code']],
+    ['/auth/challenge', ['address']],
+    ['/auth/verify', ['address', 'nonce', 'signature', 'key']],
+    ['/auth/keys/rotate', ['id']],
+  ]
+  const hostile: unknown[] = [null, [], {}, 42, -1, true, '', 'x'.repeat(10_000), '\u0000', ['a'], { $ne: 1 }]
+  const answeredOrQuoted = (answer: Answer) => (answer.status >= 400 && answer.status < 500 ? undefined : 'expected a 4xx (402 for a quote)')
+  const probes: Probe[] = []
+  for (const [path, fields] of lanes) {
+    const post = (name: string, body: string, headers: Record<string, string> = JSON_HEADERS): Probe =>
+      ({ name: `gateway: POST ${path} ${name}`, group: `gateway ${path}`, kinds: ['gateway route', 'key lane'], method: 'POST', target: path, headers, body, anonymous: true, expect: answeredOrQuoted })
+    for (const body of ['{"a": ', 'null', '[]', '"text"', '1e999', '['.repeat(10_000)]) probes.push(post(`with the body ${body.slice(0, 12)}`, body))
+    probes.push(post('with a body of 5 MB', JSON.stringify({ x: 'y'.repeat(5 * 1024 * 1024) })))
+    for (const field of fields) for (const value of hostile) probes.push(post(`with ${field} = ${JSON.stringify(value)?.slice(0, 20)}`, JSON.stringify({ [field]: value })))
+  }
+  for (const header of ['%%%', Buffer.from('null').toString('base64'), Buffer.from('{"x402Version":2,"accepted":{"extra":{"quoteId":"\' OR 1=1"}},"payload":{}}').toString('base64'), 'A'.repeat(60_000)]) {
+    probes.push({
+      name: `gateway: POST /keys with PAYMENT-SIGNATURE ${header.slice(0, 16)}`, group: 'gateway /keys', kinds: ['gateway route', 'key lane'], method: 'POST', target: '/keys',
+      headers: { ...JSON_HEADERS, 'PAYMENT-SIGNATURE': header }, body: '{}', anonymous: true, expect: answeredOrQuoted,
+    })
+  }
+  return probes
 }

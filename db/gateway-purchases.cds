@@ -1,0 +1,58 @@
+/**
+ * The purchase lane: packs of units sold for lovelace over x402 (version 2, scheme exact, on chain
+ * A), and one row per quote with the payment that settles it. A payment's transaction hash is
+ * unique here, and its credit's reference (`payment:<hash>`) is unique in the ledger: a payment
+ * buys one pack, once.
+ */
+namespace gateway;
+
+using { gateway.ApiKeys, gateway.Plans, gateway.Units } from './gateway';
+
+/** What the purchase lane sells; seeded from db/data, listed on /prices. */
+entity Packs {
+  key name        : String(20);
+      description : String(200);
+      units       : Units not null;
+      lovelace    : Integer64 not null;
+      /** The plan of a key bought with this pack (rate limits, validity). */
+      plan        : Association to Plans;
+      active      : Boolean not null default true;
+}
+
+@singular: 'Purchase'
+@assert.unique: { payment: [txHash] }
+@db.indexes: ['status, claimedAt']
+entity Purchases {
+  /** The quote id, bound into the payment (its CIP-20 memo) and echoed in the requirements' extra. */
+  key ID          : UUID;
+      lane        : String(5) enum { keys; topup } not null;
+      pack        : Association to Packs not null;
+      units       : Units not null;
+      lovelace    : Integer64 not null;
+      payTo       : String(120) not null;
+      network     : String(40) not null;
+      /** The key topped up; for a bought key, the key once credited. */
+      apiKey      : Association to ApiKeys;
+      /** The address the quote's prepared transaction pays from; once paid, the paying address (the key is bound to it). */
+      payer       : String(120);
+      /**
+       * quoted: answered 402 with these requirements; claimed: a verified payment was taken on to
+       * be submitted; submitted: the chain has it, confirmations awaited; credited: the pack was
+       * credited (a new key, or a top-up); rejected: the chain refused the payment (the quote may be paid again).
+       */
+      status      : String(10) enum { quoted; claimed; submitted; credited; rejected } not null default 'quoted';
+      txHash      : String(64);
+      /** The payment's transaction as presented (CBOR hex), so whoever resumes a lapsed claim can submit it. */
+      txCbor      : LargeString;
+      /** The prepared (unsigned) transaction of the quote, when the caller named a payer. */
+      preparedTx  : LargeString;
+      /** The prepared transaction's nonce: the output it spends first (`<hash>#<index>`). */
+      preparedNonce : String(80);
+      claimedAt   : Timestamp;
+      submittedAt : Timestamp;
+      creditedAt  : Timestamp;
+      /** Why the chain refused the last payment. */
+      reason      : String(300);
+      createdAt   : Timestamp not null;
+      expiresAt   : Timestamp not null;
+}

@@ -1,0 +1,82 @@
+import { chainA } from '../chains/chain-a/index.ts'
+import { networkIdOf, type OutputRef } from '../chains/chain-a/csl.ts'
+import { slotConfigFor, type SlotConfig } from '../chains/chain-a/plutus.ts'
+import type { ChainAPort, ChainProtocolParameters } from '../chains/chain-a/port.ts'
+import { preparePayment } from '../chains/chain-a/payments/payment-transaction.ts'
+import type { PaymentChainView } from '../chains/chain-a/payments/exact.ts'
+import { ApiError } from '../lib/errors.ts'
+import { isProduction } from '../lib/settings.ts'
+import { gatewayConfig } from './config.ts'
+
+/**
+ * Chain A as the purchase lane sees it: the payment network (its x402 id `cardano:<network>`),
+ * the current slot, the protocol parameters, the outputs a payment spends, and where payments go.
+ */
+
+export interface PaymentChain {
+  port: ChainAPort
+  /** preprod, preview, mainnet or devnet. */
+  network: string
+  /** The x402 (CAIP-2 style) network id: cardano:preprod, cardano:mainnet, cardano:devnet… */
+  caipNetwork: string
+  networkId: number
+  slotConfig: SlotConfig
+  protocolParameters: ChainProtocolParameters
+  currentSlot(): number
+  view(): PaymentChainView
+}
+
+export async function paymentChain(): Promise<PaymentChain> {
+  const chain = await chainA()
+  const [genesis, protocolParameters] = await Promise.all([chain.genesis(), chain.protocolParameters()])
+  const slotConfig = slotConfigFor(chain.networkName, genesis)
+  const port = chain.port
+  const currentSlot = () => slotConfig.zeroSlot + Math.max(0, Math.floor((Date.now() - slotConfig.zeroTimeMs) / slotConfig.slotLengthMs))
+  return {
+    port, network: chain.networkName, caipNetwork: `cardano:${chain.networkName}`, networkId: networkIdOf(chain.networkName), slotConfig, protocolParameters, currentSlot,
+    view: () => ({
+      currentSlot: currentSlot(),
+      slotLengthSeconds: slotConfig.slotLengthMs / 1000,
+      protocolParameters,
+      output: async (ref: OutputRef) => {
+        const tx = await port.transaction(ref.txHash)
+        const output = tx?.outputs.find(candidate => candidate.outputIndex === ref.outputIndex && !candidate.collateral)
+        return output ? { address: output.address, lovelace: output.lovelace, assets: output.assets, consumedBy: output.consumedBy } : null
+      },
+    }),
+  }
+}
+
+let devnetTreasury: string | undefined
+
+/**
+ * Where payments go: GATEWAY_X402_PAY_TO; on the embedded devnet, when none is configured, its
+ * last test wallet (development and tests only: production never loads devnet code).
+ */
+export async function payToAddress(): Promise<string> {
+  const configured = gatewayConfig().purchase.payTo
+  if (configured) return configured
+  if (!isProduction() && !devnetTreasury) {
+    const { embeddedDevnet } = await import('../chains/chain-a/embedded-devnet.ts')
+    devnetTreasury = embeddedDevnet()?.wallets().at(-1)?.address
+  }
+  if (devnetTreasury && !isProduction()) return devnetTreasury
+  throw new ApiError(503, 'PURCHASE_NOT_CONFIGURED', 'This gateway takes no payments: GATEWAY_X402_PAY_TO is not configured')
+}
+
+interface PaymentRequest {
+  payer: string
+  payTo: string
+  amount: bigint
+  quoteId: string
+  ttlSeconds: number
+}
+
+/** The payment transaction prepared for a payer (unsigned: the payer's wallet signs it). */
+export async function preparedPayment(chain: PaymentChain, request: PaymentRequest) {
+  const utxos = await chain.port.addressUtxos(request.payer)
+  if (!utxos.length) throw new ApiError(400, 'PAYER_HAS_NO_FUNDS', `${request.payer} holds no unspent outputs to pay with`, { target: 'payer' })
+  return preparePayment({
+    ...request, utxos, protocolParameters: chain.protocolParameters, currentSlot: chain.currentSlot(), networkId: chain.networkId, slotConfig: chain.slotConfig,
+  })
+}
