@@ -55,7 +55,7 @@ export function gatewayConfig(): GatewayConfig {
     burst: burst > 0 ? burst : undefined,
     authFailures: numberSetting('GATEWAY_AUTH_FAILURES', block.authFailures, 20),
     authFailureWindowS: numberSetting('GATEWAY_AUTH_FAILURE_WINDOW_S', block.authFailureWindowS, 900),
-    publicUrl: stringSetting('GATEWAY_PUBLIC_URL', block.publicUrl, `http://localhost:${process.env.PORT || 4004}`),
+    publicUrl: stringSetting('GATEWAY_PUBLIC_URL', block.publicUrl, `http://localhost:${process.env.PORT || 4004}`).replace(/\/+$/, ''),
     walletFreeUnits: numberSetting('GATEWAY_WALLET_FREE_UNITS', block.walletFreeUnits, 500),
     walletSessionMinutes: numberSetting('GATEWAY_WALLET_SESSION_MINUTES', block.walletSessionMinutes, 30),
     voucherPepper: voucherPepper(block.voucherPepper),

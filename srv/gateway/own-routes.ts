@@ -2,19 +2,9 @@ import type { KeyedCall, MaybeKeyedCall, OwnCall } from './calls.ts'
 import { ok, type Answer } from './answers.ts'
 import { account, ledgerPage, revoke, rotate } from './me.ts'
 import { priceList } from './prices.ts'
-// TEMPORARY while the lanes are written: loaded on first use.
-const purchases = () => import('./purchases.ts')
-const buyKey = async (call: OwnCall) => (await purchases()).buyKey(call)
-const topUp = async (call: KeyedCall) => (await purchases()).topUp(call)
-const vouchers = () => import('./vouchers.ts')
-const wallet = () => import('./wallet-sign-in.ts')
-const redeemVoucher = async (call: MaybeKeyedCall) => (await vouchers()).redeemVoucher(call)
-const walletChallenge = async (call: OwnCall) => (await wallet()).walletChallenge(call)
-const walletVerify = async (call: OwnCall) => (await wallet()).walletVerify(call)
-const walletKeys = async (call: OwnCall) => (await wallet()).walletKeys(call)
-const walletRotateKey = async (call: OwnCall) => (await wallet()).walletRotateKey(call)
-const walletRevokeKey = async (call: OwnCall) => (await wallet()).walletRevokeKey(call)
-const walletSignOut = async (call: OwnCall) => (await wallet()).walletSignOut(call)
+import { buyKey, topUp } from './purchases.ts'
+import { redeemVoucher } from './vouchers.ts'
+import { walletChallenge, walletKeys, walletRevokeKey, walletRotateKey, walletSignOut, walletVerify } from './wallet-sign-in.ts'
 
 /**
  * The gateway's own routes, all free of charge. Each entry is the whole route: the classifier

@@ -1,13 +1,13 @@
 import { chainAConfig, devnetConfig, type DevnetConfig } from '../config.ts'
-import { signWithWallet, SignerInputError, transactionArgument } from './dev-signer.ts'
+import { signDataWithWallet, signWithWallet, SignerInputError, transactionArgument } from './dev-signer.ts'
 import { buildGenesis, describeWallet, type WalletKeys } from './genesis.ts'
 import { ChainADevnet } from './index.ts'
 import { DevnetStateError, readGenesis, resetState, shown } from './state.ts'
 
 /**
  * `npm run devnet -- <command>`: serve the chain-A devnet, print its test wallets, reset its saved
- * chain, or sign a transaction with a test wallet (`help` lists them). Every command refuses to
- * run in production: the test wallets' keys are public.
+ * chain, sign a transaction or a message (CIP-30 signData) with a test wallet (`help` lists them).
+ * Every command refuses to run in production: the test wallets' keys are public.
  */
 
 const DEFAULT_PORT = 3001
@@ -20,10 +20,19 @@ const USAGE = `Usage: npm run devnet -- <command>
   sign --wallet <n> --tx <tx>     sign an unsigned transaction with test wallet n (1, 2, … or wallet-1, …); <tx> is
                                   its CBOR hex or a file holding it (hex, or a cardano-cli text envelope); prints
                                   JSON { txHash, witnessSetCbor, signedTxCbor } (witnessSetCbor as CIP-30 signTx answers)
+  sign-data --wallet <n> --payload <hex> [--address <address>]
+                                  sign data as CIP-30 signData(address, payload) does, e.g. a wallet sign-in message's
+                                  payloadHex (--message <text> signs the text's UTF-8 bytes instead); the address is
+                                  the wallet's base address unless --address names it (or its stake address: the
+                                  stake key signs; --address stake for short); prints JSON { signature, key }
   help                            print this list
 Refused in production (NODE_ENV or CDS_ENV): the test wallets' keys are public.`
 
-const COMMAND_HINT = 'Commands: npm run devnet -- wallets | reset | sign --wallet <n> --tx <cbor hex or file> | help'
+const COMMAND_HINT = 'Commands: npm run devnet -- wallets | reset | sign --wallet <n> --tx <cbor hex or file> | help;'
+  + ' sign a message as CIP-30 signData: npm run devnet -- sign-data --wallet <n> --payload <hex> [--address <address>]'
+
+const SIGN_USAGE = 'npm run devnet -- sign --wallet <n> --tx <cbor hex or file>'
+const SIGN_DATA_USAGE = 'npm run devnet -- sign-data --wallet <n> (--payload <hex> | --message <text>) [--address <address> | stake]'
 
 /** A failure the CLI reports in one line on stderr, with its exit code. */
 class CliError extends Error {
@@ -61,6 +70,7 @@ async function main(args: string[]) {
     case 'wallets': return printWallets()
     case 'reset': return reset()
     case 'sign': return sign(rest)
+    case 'sign-data': return signData(rest)
     default: throw new CliError(`Unknown command '${command}'; \`npm run devnet -- help\` lists the commands.`, 2)
   }
 }
@@ -105,12 +115,27 @@ function reset() {
   else console.log(`Deleted the chain-A devnet chain saved in ${shown(stateDir)} (system start ${deleted.systemStart}, tip #${deleted.tipHeight}). ${next}`)
 }
 
-async function sign(args: string[]) {
+function devnetOnly() {
   const notDevnet = notDevnetReason()
   if (notDevnet) throw new CliError(`The dev signer signs for the chain-A devnet only, and chain A does not use it here (${notDevnet}).`)
-  const options = parseOptions(args, ['wallet', 'tx'])
+}
+
+async function sign(args: string[]) {
+  devnetOnly()
+  const options = parseOptions(args, { required: ['wallet', 'tx'], usage: SIGN_USAGE })
   const wallet = walletNamed(options.wallet, testWallets(devnetConfig()))
   console.log(JSON.stringify(await signWithWallet(transactionArgument(options.tx), wallet), null, 2))
+}
+
+/** CIP-30 signData by a test wallet: a DataSignature for its base address (payment key) or its stake address (stake key). */
+function signData(args: string[]) {
+  devnetOnly()
+  const options = parseOptions(args, { required: ['wallet'], optional: ['payload', 'message', 'address'], usage: SIGN_DATA_USAGE })
+  if ((options.payload === undefined) === (options.message === undefined)) throw new CliError(`Give either --payload or --message; usage: ${SIGN_DATA_USAGE}.`, 2)
+  const wallet = walletNamed(options.wallet, testWallets(devnetConfig()))
+  const address = options.address === undefined ? wallet.address : options.address === 'stake' ? wallet.stakeAddress : options.address
+  const payload = options.payload ?? Buffer.from(options.message!, 'utf8').toString('hex')
+  console.log(JSON.stringify(signDataWithWallet(address, payload, wallet), null, 2))
 }
 
 function walletNamed(name: string, wallets: WalletKeys[]): WalletKeys {
@@ -119,19 +144,35 @@ function walletNamed(name: string, wallets: WalletKeys[]): WalletKeys {
   return wallet
 }
 
-/** `--name value` or `--name=value` for each of the names, all required, nothing else. */
-function parseOptions<Name extends string>(args: string[], names: Name[]): Record<Name, string> {
+interface OptionSpec<Required extends string, Optional extends string> {
+  required: Required[]
+  optional?: Optional[]
+  /** The command line shown when a required option is missing. */
+  usage: string
+}
+
+/** `--name value` or `--name=value` for each of the names, the required ones present, nothing else. */
+function parseOptions<Required extends string, Optional extends string = never>(
+  args: string[], spec: OptionSpec<Required, Optional>,
+): Record<Required, string> & Partial<Record<Optional, string>> {
+  const names: string[] = [...spec.required, ...(spec.optional ?? [])]
   const options: Partial<Record<string, string>> = {}
   for (let i = 0; i < args.length; i++) {
     const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(args[i])
-    if (!match || !names.includes(match[1] as Name)) throw new CliError(`Unexpected argument '${args[i]}'; the command takes ${names.map(n => `--${n}`).join(' and ')}.`, 2)
+    if (!match || !names.includes(match[1])) throw new CliError(`Unexpected argument '${args[i]}'; the command takes ${listed(names)}.`, 2)
     const value = match[2] ?? args[++i]
     if (value === undefined || value === '') throw new CliError(`--${match[1]} needs a value.`, 2)
     options[match[1]] = value
   }
-  const missing = names.filter(name => options[name] === undefined)
-  if (missing.length) throw new CliError(`Missing ${missing.map(n => `--${n}`).join(' and ')}; usage: npm run devnet -- sign --wallet <n> --tx <cbor hex or file>.`, 2)
-  return options as Record<Name, string>
+  const missing = spec.required.filter(name => options[name] === undefined)
+  if (missing.length) throw new CliError(`Missing ${missing.map(n => `--${n}`).join(' and ')}; usage: ${spec.usage}.`, 2)
+  return options as Record<Required, string> & Partial<Record<Optional, string>>
+}
+
+/** `--a and --b`, `--a, --b and --c`. */
+function listed(names: string[]): string {
+  const flags = names.map(name => `--${name}`)
+  return flags.length > 1 ? `${flags.slice(0, -1).join(', ')} and ${flags[flags.length - 1]}` : flags.join('')
 }
 
 /** One line for what the user can act on; a stack only for what is a defect. */

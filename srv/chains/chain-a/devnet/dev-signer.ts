@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { addressNetworkId, addressText, listOf } from '../csl.ts'
+import * as MS from '@emurgo/cardano-message-signing-nodejs'
+import { addressNetworkId, addressText, decodeAddress, listOf } from '../csl.ts'
 import { addVkeyWitnesses, messageOf, parseTransaction } from '../signing/witnesses.ts'
 import { verifySignedTransaction } from '../signing/verify.ts'
 import type { WalletKeys } from './genesis.ts'
@@ -9,8 +10,9 @@ import type { WalletKeys } from './genesis.ts'
  * The development signer behind `npm run devnet -- sign`: signs an unsigned transaction with a
  * devnet test wallet's keys and answers what a CIP-30 wallet's `signTx(tx, true)` answers (a
  * witness set with the wallet's vkey witnesses), plus the signed transaction, whose body bytes
- * (and so its hash) are those of the unsigned one. The devnet's wallet keys are public: the CLI
- * only signs for the devnet, never in production, and never a transaction for mainnet.
+ * (and so its hash) are those of the unsigned one; and behind `npm run devnet -- sign-data`, what
+ * CIP-30's `signData(address, payload)` answers. The devnet's wallet keys are public: the CLI only
+ * signs for the devnet, never in production, and never a transaction or an address for mainnet.
  */
 
 export interface DevSignature {
@@ -104,6 +106,78 @@ async function stakeKeyNeeded(tx: CSL.FixedTransaction, wallet: WalletKeys): Pro
     inputOwners: () => undefined,
   })
   return verification.missingSigners.some(signer => signer.keyHash === stakeKeyHash)
+}
+
+/** CIP-30's DataSignature: a COSE_Sign1 and the COSE_Key of the key that signed it, both CBOR hex. */
+export interface DataSignature {
+  signature: string
+  key: string
+}
+
+/**
+ * Signs `payloadHex` as CIP-30's `signData(address, payload)` does (CIP-8): a COSE_Sign1 whose
+ * protected header names EdDSA and the address's raw bytes, over the payload itself (not hashed),
+ * by the wallet's payment key for its base or enterprise address and by its stake key for its
+ * reward address. Built with cardano-message-signing, as wallets do; the gateway verifies with its
+ * own implementation (signing/data-signature.ts).
+ */
+export function signDataWithWallet(addressArgument: string, payloadHex: string, wallet: Pick<WalletKeys, 'payment' | 'stake'>): DataSignature {
+  const address = signingAddress(addressArgument)
+  const signer = signingKeyFor(address, wallet)
+  const payload = payloadBytes(payloadHex)
+
+  const protectedHeaders = MS.HeaderMap.new()
+  protectedHeaders.set_algorithm_id(MS.Label.from_algorithm_id(MS.AlgorithmId.EdDSA))
+  protectedHeaders.set_header(MS.Label.new_text('address'), MS.CBORValue.new_bytes(address.to_bytes()))
+  const unprotectedHeaders = MS.HeaderMap.new()
+  unprotectedHeaders.set_header(MS.Label.new_text('hashed'), MS.CBORValue.new_special(MS.CBORSpecial.new_bool(false)))
+  const builder = MS.COSESign1Builder.new(MS.Headers.new(MS.ProtectedHeaderMap.new(protectedHeaders), unprotectedHeaders), payload, false)
+  const signature = signer.sign(builder.make_data_to_sign().to_bytes()).to_bytes()
+  const sign1 = builder.build(signature)
+  return { signature: Buffer.from(sign1.to_bytes()).toString('hex'), key: Buffer.from(coseKeyOf(signer.to_public()).to_bytes()).toString('hex') }
+}
+
+/** The COSE_Key CIP-30 answers: OKP, EdDSA, curve Ed25519 (-1: 6) and the public key (-2: x). */
+function coseKeyOf(publicKey: CSL.PublicKey): MS.COSEKey {
+  const key = MS.COSEKey.new(MS.Label.from_key_type(MS.KeyType.OKP))
+  key.set_algorithm_id(MS.Label.from_algorithm_id(MS.AlgorithmId.EdDSA))
+  key.set_header(MS.Label.new_int(MS.Int.new_negative(MS.BigNum.from_str('1'))), MS.CBORValue.new_int(MS.Int.new_i32(6)))
+  key.set_header(MS.Label.new_int(MS.Int.new_negative(MS.BigNum.from_str('2'))), MS.CBORValue.new_bytes(publicKey.as_bytes()))
+  return key
+}
+
+/** The address to sign for, in bech32 or as hex bytes (CIP-30 takes both); never one for mainnet. */
+function signingAddress(text: string): CSL.Address {
+  const trimmed = text.trim()
+  const address = /^[0-9a-fA-F]+$/.test(trimmed) ? addressFromHex(trimmed) : decodeAddress(trimmed)
+  if (!address) throw new SignerInputError(`--address is not an address in bech32 or hex: ${shorten(text)}`)
+  if (addressNetworkId(address) === MAINNET) throw new SignerInputError(`refusing to sign for a mainnet address (network id 1): ${shorten(text)}; the dev signer signs for devnet addresses only`)
+  return address
+}
+
+function addressFromHex(hex: string): CSL.Address | undefined {
+  try {
+    return CSL.Address.from_hex(hex)
+  } catch {
+    return undefined
+  }
+}
+
+/** The wallet's key that signs for the address: the payment key for base and enterprise addresses, the stake key for a reward address. */
+function signingKeyFor(address: CSL.Address, wallet: Pick<WalletKeys, 'payment' | 'stake'>): CSL.PrivateKey {
+  const kind = address.kind()
+  const credential = kind === CSL.AddressKind.Reward ? CSL.RewardAddress.from_address(address)?.payment_cred()
+    : kind === CSL.AddressKind.Base || kind === CSL.AddressKind.Enterprise ? address.payment_cred() : undefined
+  if (!credential) throw new SignerInputError(`${addressText(address)} is neither a base, enterprise nor reward address; CIP-30 signData signs for those only`)
+  const key = kind === CSL.AddressKind.Reward ? wallet.stake : wallet.payment
+  const keyHash = credential.to_keyhash()?.to_hex()
+  if (keyHash !== key.to_public().hash().to_hex()) throw new SignerInputError(`${addressText(address)} is not this wallet's: its ${kind === CSL.AddressKind.Reward ? 'stake' : 'payment'} credential is not the wallet's key (CIP-30: AddressNotPK)`)
+  return key
+}
+
+function payloadBytes(hex: string): Uint8Array {
+  if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) throw new SignerInputError(`--payload must be hex bytes: ${shorten(hex)}`)
+  return Buffer.from(hex, 'hex')
 }
 
 const shorten = (text: string) => (text.length > 80 ? `${text.slice(0, 77)}...` : text)

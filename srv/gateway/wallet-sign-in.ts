@@ -1,0 +1,321 @@
+import { randomBytes } from 'node:crypto'
+import cds from '@sap/cds'
+import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import { ApiKey, ApiKeys, SignInChallenges, WalletAccounts, WalletSessions } from '#cds-models/gateway'
+import { insertKey, revokeKey, rotateKey, type IssuedKey } from './accounts.ts'
+import { ok, refusal, type Answer } from './answers.ts'
+import { gatewayConfig } from './config.ts'
+import { deliverKey } from './key-delivery.ts'
+import { hashSecret, newSecret, prefixOf } from './keys.ts'
+import type { OwnCall } from './calls.ts'
+import { FailureWindow } from './rate-limits.ts'
+import { TokenBuckets } from '../lib/token-buckets.ts'
+import { chainA } from '../chains/chain-a/index.ts'
+import { addressNetworkId, decodeAddress, networkIdOf } from '../chains/chain-a/csl.ts'
+import { verifyDataSignature, type DataSignatureProblem } from '../chains/chain-a/signing/data-signature.ts'
+import { runWrite, tableOf } from '../lib/plain-sql.ts'
+
+/**
+ * The wallet lane: sign-in with a CIP-30 wallet, no transaction. POST /auth/challenge issues a
+ * one-time message for an address (nonce, the configured domain and URI, network, expiry in five
+ * minutes); the wallet signs its UTF-8 bytes with `signData`; POST /auth/verify checks the
+ * signature (signing/data-signature.ts) against the stored message, then consumes the nonce with
+ * one guarded UPDATE (of concurrent verifies of one nonce exactly one wins). A sign-in opens a
+ * short session (`cgs_…`, not a key) that lists, rotates and revokes the keys bound to the
+ * address; an address's first sign-in also gets its free first key, once.
+ */
+
+const { SELECT, INSERT, UPDATE, DELETE } = cds.ql
+
+export const SESSION_PREFIX = 'cgs'
+const CHALLENGE_SECONDS = 300
+const STATEMENT = 'Sign in to the Chain-Access Gateway. No transaction, no fee.'
+const ACTION = 'Sign in'
+const ADDRESS_PREFIX = /^(addr|stake)(_test)?1[02-9ac-hj-np-z]+$/
+const MAX_ADDRESS_LENGTH = 120
+const NONCE = /^[0-9a-f]{64}$/
+const HEX = /^[0-9a-fA-F]+$/
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const SESSION_CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="chain-access wallet session"' }
+
+const CHALLENGE_INVALID = refusal(401, 'CHALLENGE_INVALID', 'The sign-in challenge is unknown, expired or already used (or was issued for another address): ask POST /auth/challenge for a new one')
+const SESSION_INVALID = refusal(401, 'SESSION_INVALID', 'Send a valid wallet session as Authorization: Bearer cgs_… (POST /auth/verify opens one; it expires and ends at sign-out)', {}, SESSION_CHALLENGE)
+
+// ---- POST /auth/challenge ------------------------------------------------------------------
+
+/** Challenges a client address may be issued: a burst, then one a second (each is a row until it expires). */
+const CHALLENGE_RATE = { perSecond: 1, burst: 60 }
+const challengeBuckets = new TokenBuckets()
+
+export async function walletChallenge(call: OwnCall): Promise<Answer> {
+  const fields = fieldsOf(call.body, '{ "address": "<your bech32 address>" }')
+  if (!fields.ok) return fields.answer
+  const network = await deploymentNetwork()
+  const address = signInAddress(fields.value.address, network.id)
+  if (!address.ok) return address.answer
+  const rate = challengeBuckets.take(call.client, CHALLENGE_RATE.perSecond, CHALLENGE_RATE.burst)
+  if (!rate.ok) return refusal(429, 'RATE_LIMITED', `Too many sign-in challenges from this address; retry after ${rate.retryAfterS} s`, {}, { 'Retry-After': rate.retryAfterS })
+
+  const nonce = randomBytes(32).toString('hex')
+  const issued = new Date()
+  const issuedAt = issued.toISOString()
+  const expiresAt = new Date(issued.getTime() + CHALLENGE_SECONDS * 1000).toISOString()
+  const message = signInMessage({ address: address.value, network: network.caip, nonce, issuedAt, expiresAt })
+  await cds.tx(async () => {
+    // Expired challenges answer nothing any more: the table keeps only the live ones.
+    await DELETE.from(SignInChallenges).where({ expiresAt: { '<': issuedAt } })
+    await INSERT.into(SignInChallenges).entries({ nonce, address: address.value, network: network.caip, message, issuedAt, expiresAt })
+  })
+  return ok({ address: address.value, network: network.caip, nonce, message, payloadHex: Buffer.from(message, 'utf8').toString('hex'), issuedAt, expiresAt })
+}
+
+interface MessageFields {
+  address: string
+  network: string
+  nonce: string
+  issuedAt: string
+  expiresAt: string
+}
+
+/**
+ * The text the wallet shows and signs: JSON with CIP-93's `uri`, `action` and `nonce` and SIWE's
+ * domain, statement, address, network, issue and expiry times. Domain and URI come from the
+ * configured public URL, never from the request's Host header.
+ */
+function signInMessage(fields: MessageFields): string {
+  const publicUrl = gatewayConfig().publicUrl
+  return JSON.stringify({
+    domain: new URL(publicUrl).host,
+    uri: `${publicUrl}/auth/verify`,
+    statement: STATEMENT,
+    address: fields.address,
+    network: fields.network,
+    nonce: fields.nonce,
+    issuedAt: fields.issuedAt,
+    expirationTime: fields.expiresAt,
+    action: ACTION,
+  }, null, 2)
+}
+
+async function deploymentNetwork() {
+  const { networkName } = await chainA()
+  return { id: networkIdOf(networkName), caip: `cardano:${networkName}` }
+}
+
+// ---- POST /auth/verify ---------------------------------------------------------------------
+
+let verifyFailures: FailureWindow | undefined
+
+/** Failed verifications per client address; a successful one is never refused for them. */
+function failures(): FailureWindow {
+  const { authFailures, authFailureWindowS } = gatewayConfig()
+  return (verifyFailures ??= new FailureWindow(authFailures, authFailureWindowS))
+}
+
+export async function walletVerify(call: OwnCall): Promise<Answer> {
+  const answer = await verify(call.body)
+  if (answer.status === 200) return answer
+  const blockedFor = failures().blocked(call.client)
+  if (blockedFor) return refusal(429, 'TOO_MANY_FAILED_ATTEMPTS', `Too many failed sign-ins from this address; retry after ${blockedFor} s`, {}, { 'Retry-After': blockedFor })
+  failures().record(call.client)
+  return answer
+}
+
+interface SignIn {
+  address: string
+  nonce: string
+  signature: string
+  key: string
+}
+
+async function verify(body: unknown): Promise<Answer> {
+  const request = await signInRequest(body)
+  if (!request.ok) return request.answer
+  const { address, nonce } = request.value
+  const challenge = await cds.tx(() => SELECT.one.from(SignInChallenges).where({ nonce }))
+  const now = new Date().toISOString()
+  if (!challenge || challenge.address !== address || challenge.consumedAt || challenge.expiresAt! <= now) return CHALLENGE_INVALID
+
+  const check = verifyDataSignature({ address, signature: request.value.signature, key: request.value.key, payload: Buffer.from(challenge.message!, 'utf8') })
+  if (!check.valid) return signatureRefusal(check.code, check.message)
+
+  const signedIn = await cds.tx(() => signIn(address, nonce))
+  if (!signedIn) return CHALLENGE_INVALID
+  const session = { token: signedIn.token, expiresAt: signedIn.expiresAt }
+  if (signedIn.firstKey) return ok(deliverKey(signedIn.firstKey, { address, session }))
+  return ok({ address, session, keys: await keysBoundTo(address) })
+}
+
+const FORMAT_PROBLEMS: Partial<Record<DataSignatureProblem, string>> = {
+  MALFORMED_SIGNATURE: 'INVALID_SIGNATURE_FORMAT',
+  MALFORMED_KEY: 'INVALID_KEY_FORMAT',
+}
+
+/** What is not a COSE_Sign1 or COSE_Key at all is bad input (400); a signature that does not hold is 401. */
+function signatureRefusal(problem: DataSignatureProblem, message: string): Answer {
+  const format = FORMAT_PROBLEMS[problem]
+  if (format) return refusal(400, format, message, { reason: problem })
+  return refusal(401, 'SIGNATURE_INVALID', `The signature does not sign this challenge for this address: ${message}`, { reason: problem })
+}
+
+async function signInRequest(body: unknown): Promise<Checked<SignIn>> {
+  const fields = fieldsOf(body, '{ "address", "nonce", "signature", "key" } (signature and key as signData answered them)')
+  if (!fields.ok) return fields
+  const { nonce, signature, key } = fields.value
+  const address = signInAddress(fields.value.address, (await deploymentNetwork()).id)
+  if (!address.ok) return address
+  if (typeof nonce !== 'string' || !NONCE.test(nonce)) return refused(400, 'INVALID_NONCE', 'nonce must be the 64 hex characters POST /auth/challenge answered', 'nonce')
+  if (!isHex(signature)) return refused(400, 'INVALID_SIGNATURE_FORMAT', 'signature must be the COSE_Sign1 in hex, as signData answered it', 'signature')
+  if (!isHex(key)) return refused(400, 'INVALID_KEY_FORMAT', 'key must be the COSE_Key in hex, as signData answered it', 'key')
+  return { ok: true, value: { address: address.value, nonce, signature, key } }
+}
+
+const isHex = (value: unknown): value is string => typeof value === 'string' && value.length % 2 === 0 && HEX.test(value)
+
+interface SignedIn {
+  token: string
+  expiresAt: string
+  firstKey?: IssuedKey
+}
+
+/**
+ * In one transaction: consume the challenge (the guarded UPDATE decides between concurrent
+ * verifies), open the session and, for an address that never had one, issue the free first key.
+ * Undefined when another verify consumed the challenge first (or it expired meanwhile).
+ */
+async function signIn(address: string, nonce: string): Promise<SignedIn | undefined> {
+  const now = new Date()
+  const consumed = await UPDATE.entity(SignInChallenges).set({ consumedAt: now.toISOString() })
+    .where({ nonce, address, consumedAt: null, expiresAt: { '>': now.toISOString() } })
+  if (consumed !== 1) return undefined
+
+  const token = newSecret(SESSION_PREFIX)
+  const expiresAt = new Date(now.getTime() + gatewayConfig().walletSessionMinutes * 60_000).toISOString()
+  await INSERT.into(WalletSessions).entries({ ID: cds.utils.uuid(), tokenHash: hashSecret(token), address, createdAt: now.toISOString(), expiresAt })
+  return { token, expiresAt, firstKey: await firstKeyOf(address, now.toISOString()) }
+}
+
+/**
+ * The free first key, when this address never got one. The account row is claimed first, with
+ * ON CONFLICT DO NOTHING, so a concurrent sign-in of the same address (another nonce) simply gets
+ * no key, and the transaction stays usable on PostgreSQL.
+ */
+async function firstKeyOf(address: string, now: string): Promise<IssuedKey | undefined> {
+  const claimed = await runWrite(`INSERT INTO ${tableOf(WalletAccounts)} (address, createdAt) VALUES (?, ?) ON CONFLICT DO NOTHING`, [address, now])
+  if (claimed !== 1) return undefined
+  const issued = await insertKey({
+    plan: 'trial', units: gatewayConfig().walletFreeUnits, boundAddress: address, label: 'wallet sign-in',
+    note: 'wallet sign-in: free calls', reference: `wallet:${address}`,
+  })
+  await UPDATE.entity(WalletAccounts).set({ firstKey_ID: issued.id }).where({ address })
+  return issued
+}
+
+// ---- the session's routes ------------------------------------------------------------------
+
+interface Session {
+  ID: string
+  address: string
+}
+
+/** The open session the call presents in `Authorization: Bearer cgs_…`, or undefined. */
+async function sessionOf(call: OwnCall): Promise<Session | undefined> {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(call.headers.authorization ?? '')
+  if (!match || prefixOf(match[1]) !== SESSION_PREFIX) return undefined
+  const session = await cds.tx(() => SELECT.one.from(WalletSessions).columns('ID', 'address')
+    .where({ tokenHash: hashSecret(match[1]), revokedAt: null, expiresAt: { '>': new Date().toISOString() } }))
+  return session ? { ID: session.ID!, address: session.address! } : undefined
+}
+
+export async function walletKeys(call: OwnCall): Promise<Answer> {
+  const session = await sessionOf(call)
+  if (!session) return SESSION_INVALID
+  return ok({ address: session.address, keys: await keysBoundTo(session.address) })
+}
+
+/** The keys bound to an address, newest first; never a secret. */
+async function keysBoundTo(address: string) {
+  const rows = await cds.tx(() => SELECT.from(ApiKeys)
+    .columns('ID', 'hint', 'plan_name', 'unitsLeft', 'status', 'validUntil', 'createdAt', 'lastUsedAt', 'label')
+    .where({ boundAddress: address })
+    .orderBy('createdAt desc', 'ID desc'))
+  return rows.map(row => ({
+    id: row.ID, hint: row.hint, plan: row.plan_name, unitsLeft: Number(row.unitsLeft), status: row.status, validUntil: row.validUntil,
+    createdAt: row.createdAt, lastUsedAt: row.lastUsedAt ?? null, label: row.label ?? null,
+  }))
+}
+
+export async function walletRotateKey(call: OwnCall): Promise<Answer> {
+  const target = await sessionKey(call)
+  if (!target.ok) return target.answer
+  const rotated = await rotateKey(target.value.ID)
+  if (!rotated) return keyNotFound(target.value.ID)
+  const key = await cds.tx(() => SELECT.one.from(ApiKeys).columns('plan_name', 'unitsLeft', 'validUntil', 'boundAddress').where({ ID: rotated.id }))
+  return ok(deliverKey({
+    id: rotated.id, key: rotated.key, plan: key?.plan_name ?? undefined, unitsLeft: Number(key?.unitsLeft), validUntil: key?.validUntil ?? undefined, boundAddress: key?.boundAddress,
+  }))
+}
+
+export async function walletRevokeKey(call: OwnCall): Promise<Answer> {
+  const target = await sessionKey(call)
+  if (!target.ok) return target.answer
+  if (!(await revokeKey(target.value.ID))) return keyNotFound(target.value.ID)
+  return ok({ id: target.value.ID, status: ApiKey.status.revoked })
+}
+
+export async function walletSignOut(call: OwnCall): Promise<Answer> {
+  const session = await sessionOf(call)
+  if (!session) return SESSION_INVALID
+  const ended = await cds.tx(() => UPDATE.entity(WalletSessions).set({ revokedAt: new Date().toISOString() }).where({ ID: session.ID, revokedAt: null }))
+  return ended === 1 ? ok({ address: session.address, signedOut: true }) : SESSION_INVALID
+}
+
+/**
+ * The key a session's call names in `{ id }`, when it is bound to the session's address. A key of
+ * another address answers like one that does not exist. The binding never changes, so reading it
+ * before rotating or revoking decides nothing that could change meanwhile.
+ */
+async function sessionKey(call: OwnCall): Promise<Checked<{ ID: string }>> {
+  const session = await sessionOf(call)
+  if (!session) return { ok: false, answer: SESSION_INVALID }
+  const fields = fieldsOf(call.body, '{ "id": "<key id from GET /auth/keys>" }')
+  if (!fields.ok) return fields
+  const { id } = fields.value
+  if (typeof id !== 'string' || !UUID.test(id)) return refused(400, 'INVALID_KEY_ID', 'id must be a key id (a UUID) from GET /auth/keys', 'id')
+  const key = await cds.tx(() => SELECT.one.from(ApiKeys).columns('ID').where({ ID: id.toLowerCase(), boundAddress: session.address }))
+  return key ? { ok: true, value: { ID: key.ID! } } : { ok: false, answer: keyNotFound(id) }
+}
+
+const keyNotFound = (id: string) => refusal(404, 'KEY_NOT_FOUND', `There is no active key ${id} bound to this wallet's address`, { target: 'id' })
+
+// ---- input ---------------------------------------------------------------------------------
+
+type Checked<T> = { ok: true; value: T } | { ok: false; answer: Answer }
+
+function refused(status: number, code: string, message: string, target?: string): { ok: false; answer: Answer } {
+  return { ok: false, answer: refusal(status, code, message, target ? { target } : {}) }
+}
+
+function fieldsOf(body: unknown, shape: string): Checked<Record<string, unknown>> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return refused(400, 'INVALID_BODY', `The body must be a JSON object: ${shape}`)
+  return { ok: true, value: body as Record<string, unknown> }
+}
+
+/**
+ * An address that can sign in, in its canonical bech32 form: a Shelley base, enterprise or reward
+ * address with a key credential (the one that signs), on the deployment's network.
+ */
+function signInAddress(value: unknown, networkId: number): Checked<string> {
+  const text = typeof value === 'string' ? value.trim().toLowerCase() : ''
+  const address = text.length <= MAX_ADDRESS_LENGTH && ADDRESS_PREFIX.test(text) ? decodeAddress(text) : undefined
+  const kind = address?.kind()
+  if (!address || (kind !== CSL.AddressKind.Base && kind !== CSL.AddressKind.Enterprise && kind !== CSL.AddressKind.Reward)) {
+    return refused(400, 'INVALID_ADDRESS', 'address must be a bech32 base, enterprise or stake address (addr…, addr_test…, stake…, stake_test…)', 'address')
+  }
+  if (addressNetworkId(address) !== networkId) {
+    return refused(400, 'WRONG_NETWORK', `address is for ${addressNetworkId(address) === 1 ? 'mainnet' : 'a test network'}, but this gateway serves ${networkId === 1 ? 'mainnet' : 'a test network'}`, 'address')
+  }
+  const credential = kind === CSL.AddressKind.Reward ? CSL.RewardAddress.from_address(address)?.payment_cred() : address.payment_cred()
+  if (!credential?.to_keyhash()) return refused(400, 'INVALID_ADDRESS', 'address is locked by a script, which cannot sign; use a wallet address with a key credential', 'address')
+  return { ok: true, value: address.to_bech32() }
+}
