@@ -12,6 +12,8 @@ import { FailureWindow, KeyRates } from './rate-limits.ts'
 import { RouteTable, type Classification } from './routes.ts'
 import { requestIdOf } from '../lib/http-safety.ts'
 import { readJsonBody } from '../lib/json-body.ts'
+import { scheduleJob } from '../lib/scheduled-job.ts'
+import { forgetExpiredLaneRecords, LANE_CLEANUP_INTERVAL_MS } from './lane-records.ts'
 import { isApiError } from '../lib/errors.ts'
 import { canonicalPath } from '../lib/route-aliases.ts'
 
@@ -42,6 +44,7 @@ export class Gateway {
   async start(services: Iterable<cds.Service>) {
     this.routes = RouteTable.fromServices(services, cds.model!.definitions, OWN_ROUTES)
     await this.metering.start()
+    scheduleJob('forgetting expired key-lane records', LANE_CLEANUP_INTERVAL_MS, () => forgetExpiredLaneRecords())
   }
 
   stop() {

@@ -6,6 +6,7 @@ import { runningDevnet } from '../support/chain-a.ts'
 import { bearer, issueTestKey, ledgerOf } from '../support/gateway.ts'
 import { signWith } from '../support/sign.ts'
 import { CardanoExactClient } from '../../srv/chains/chain-a/payments/exact-client.ts'
+import { forgetExpiredLaneRecords } from '../../srv/gateway/lane-records.ts'
 
 process.env.GATEWAY_ENABLED = 'true'
 process.env.GATEWAY_RATE_PER_SECOND = '100000'
@@ -202,4 +203,22 @@ test('the same payment sent five times at once buys one key', async () => {
   expect(answers.filter(answer => answer.status === 409)).toHaveLength(answers.length - (answers.includes(keys[0]) ? 1 : 0))
   const credits = (await ledgerOf(keys[0].data.id)).filter(entry => entry.kind === 'credit')
   expect(credits).toHaveLength(1)
+})
+
+test('quotes never paid and ended sessions are forgotten a day after they expired; paid purchases stay as receipts', async () => {
+  const { Purchases } = cds.entities('gateway')
+  const old = new Date(Date.now() - 2 * 86_400_000).toISOString()
+  const unpaid: Response = await POST('/keys', { pack: 'starter' })
+  const unpaidId = unpaid.data.accepts[0].extra.quoteId
+  await cds.tx(() => UPDATE(Purchases).set({ expiresAt: old }).where({ ID: unpaidId }))
+  const paidBefore = await cds.tx(() => SELECT.from(Purchases).columns('ID').where({ status: 'credited' }))
+  await cds.tx(() => UPDATE(Purchases).set({ expiresAt: old }).where({ status: 'credited' }))
+  const { WalletSessions } = cds.entities('gateway')
+  const session = { ID: cds.utils.uuid(), tokenHash: 'f'.repeat(64), address: 'addr_test1', createdAt: old, expiresAt: old }
+  await cds.tx(() => INSERT.into(WalletSessions).entries(session))
+  await cds.tx(() => forgetExpiredLaneRecords())
+  expect(await cds.tx(() => SELECT.one.from(Purchases).where({ ID: unpaidId }))).toBeFalsy()
+  expect(await cds.tx(() => SELECT.one.from(WalletSessions).where({ ID: session.ID }))).toBeFalsy()
+  expect(await cds.tx(() => SELECT.from(Purchases).columns('ID').where({ status: 'credited' }))).toEqual(paidBefore)
+  expect(paidBefore.length).toBeGreaterThan(0)
 })
