@@ -117,3 +117,20 @@ test('the analytics steps show live figures of both devnets, 3 units a call', as
   const charged = [...run.stderr.matchAll(/x-access-units-charged: (\d+)/g)].map(m => Number(m[1]))
   expect(charged).toEqual([3, 3, 3, 3])
 }, 150_000)
+
+test('the key-lane steps buy a key with x402, top it up, sign in with a wallet and redeem a voucher, each key shown once', async () => {
+  const steps = shBlockAfter('<!-- quickstart-steps')
+  const setUp = steps.slice(0, steps.indexOf('\n# 1.'))
+  const chainBSetUp = shBlockAfter('<!-- quickstart-chain-b-steps')
+  const bodyHelper = chainBSetUp.slice(0, chainBSetUp.indexOf('\n# 8.'))
+  const lanes = shBlockAfter('<!-- quickstart-lanes-steps')
+  const run = await runSteps(`${setUp}\n${bodyHelper}\n${lanes}`.replaceAll('http://localhost:4004', server.url))
+  expect(run.code === 0 ? 'exit 0' : `exit ${run.code}\n${run.stderr.slice(-2000)}\n${run.stdout.slice(-2000)}`).toBe('exit 0')
+
+  const lines = run.stdout.split('\n').map(line => line.trimEnd()).filter(Boolean)
+  // Bought: the starter pack's units and where the MCP servers send the key; topped up; the wallet's free units and plan; the voucher's units.
+  expect(lines.slice(0, 6)).toEqual(['10000', expect.stringMatching(/^http:\/\/localhost:\d+$/), '20000', '500', 'trial', '2000'])
+  const ledger = lines.slice(6)
+  expect(ledger.filter(line => /^credit 10000 payment:[0-9a-f]{64}$/.test(line))).toHaveLength(2)
+}, 150_000)
+
