@@ -1,12 +1,11 @@
 import cds from '@sap/cds'
-import { request } from 'node:http'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { runningDevnet } from '../support/chain-a.ts'
-import { balanceOf, issueTestKey, ledgerOf, ledgerSum } from '../support/gateway.ts'
+import { balanceOf, freshClientAddress, issueTestKey, ledgerOf, ledgerSum, sendFrom } from '../support/gateway.ts'
 import { startServer, stopAndWait, type RunningServer } from '../support/server.ts'
 import { onPostgres } from '../setup/postgres.ts'
 import { createVouchers, revokeVoucher } from '../../srv/gateway/vouchers.ts'
@@ -33,34 +32,10 @@ afterAll(() => {
   delete process.env.GATEWAY_VOUCHER_FAILURES
 })
 
-interface Reply {
-  status: number
-  body: any
-  headers: Record<string, string | string[] | undefined>
-}
-
-let nextAddress = 10
-/** A loopback address no other test sends from. */
-const freshAddress = () => `127.0.0.${nextAddress++}`
+const freshAddress = freshClientAddress
 
 /** POSTs raw `body` text from the local address `from`, with the key when one is given. */
-function postFrom(from: string, body: string, key?: string, url = app.url, path = REDEEM): Promise<Reply> {
-  const { hostname, port } = new URL(url)
-  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
-  if (key) headers.authorization = `Bearer ${key}`
-  return new Promise((resolve, reject) => {
-    const req = request({ host: hostname === 'localhost' ? '127.0.0.1' : hostname, port, path, method: 'POST', headers, localAddress: from }, res => {
-      const chunks: Buffer[] = []
-      res.on('data', chunk => chunks.push(chunk))
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8')
-        resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined, headers: res.headers })
-      })
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-}
+const postFrom = (from: string, body: string, key?: string, url = app.url, path = REDEEM) => sendFrom(url, 'POST', path, { from, raw: body, token: key })
 
 const redeem = (from: string, code: unknown, key?: string) => postFrom(from, JSON.stringify({ code }), key)
 

@@ -1,7 +1,6 @@
 import cds from '@sap/cds'
-import { request } from 'node:http'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { bearer, ledgerOf } from '../support/gateway.ts'
+import { bearer, freshClientAddress, ledgerOf, sendFrom, type SendFrom } from '../support/gateway.ts'
 import { forgeSignData } from '../support/cose.ts'
 import { signDataWithWallet } from '../../srv/chains/chain-a/devnet/dev-signer.ts'
 import { chainA } from '../../srv/chains/chain-a/index.ts'
@@ -46,45 +45,9 @@ function freshWallet(network = 0): Wallet {
   }
 }
 
-interface Reply {
-  status: number
-  body: any
-  headers: Record<string, string | string[] | undefined>
-}
-
-let nextAddress = 10
-/** A loopback address no other test sends from. */
-const freshClient = () => `127.0.0.${nextAddress++}`
-
-interface Send {
-  from: string
-  /** JSON text as sent; `body` is stringified otherwise. */
-  raw?: string
-  body?: unknown
-  token?: string
-  headers?: Record<string, string>
-}
-
-function send(method: 'GET' | 'POST', path: string, options: Send): Promise<Reply> {
-  const { hostname, port } = new URL(app.url)
-  const text = options.raw ?? (options.body === undefined ? '' : JSON.stringify(options.body))
-  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...options.headers }
-  if (options.token) headers.authorization = `Bearer ${options.token}`
-  return new Promise((resolve, reject) => {
-    const req = request({ host: hostname === 'localhost' ? '127.0.0.1' : hostname, port, path, method, headers, localAddress: options.from }, res => {
-      const chunks: Buffer[] = []
-      res.on('data', chunk => chunks.push(chunk))
-      res.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8')
-        resolve({ status: res.statusCode!, body: body ? JSON.parse(body) : undefined, headers: res.headers })
-      })
-    })
-    req.on('error', reject)
-    req.end(text)
-  })
-}
-
-const post = (path: string, options: Send) => send('POST', path, options)
+const freshClient = freshClientAddress
+const send = (method: 'GET' | 'POST', path: string, options: SendFrom) => sendFrom(app.url, method, path, options)
+const post = (path: string, options: SendFrom) => send('POST', path, options)
 
 async function challenge(address: string, from: string) {
   const reply = await post('/auth/challenge', { from, body: { address } })

@@ -1,4 +1,5 @@
 import cds from '@sap/cds'
+import { request } from 'node:http'
 import { connect } from 'node:net'
 import { issueKey, type IssueRequest } from '../../srv/gateway/accounts.ts'
 import { parseRawResponse, type RawResponse } from './raw-http.ts'
@@ -48,5 +49,46 @@ export function rawRequest(baseUrl: string, method: string, target: string, head
     socket.on('error', reject)
     socket.on('end', () => resolve(parseRawResponse(Buffer.concat(chunks).toString('latin1'))))
     socket.write(lines.join('\r\n') + '\r\n\r\n' + body, 'latin1')
+  })
+}
+
+export interface Reply {
+  status: number
+  body: any
+  headers: Record<string, string | string[] | undefined>
+}
+
+export interface SendFrom {
+  /** The local (loopback) address to send from: limits on failed attempts count per client address. */
+  from: string
+  /** JSON text as sent; `body` is stringified otherwise. */
+  raw?: string
+  body?: unknown
+  /** Sent as Authorization: Bearer. */
+  token?: string
+  headers?: Record<string, string>
+}
+
+let nextClientAddress = 10
+/** A loopback address (127.0.0.N) no other test of the file sends from. */
+export const freshClientAddress = () => `127.0.0.${nextClientAddress++}`
+
+/** A request from a chosen local address, the answer's JSON parsed. */
+export function sendFrom(baseUrl: string, method: 'GET' | 'POST', path: string, options: SendFrom): Promise<Reply> {
+  const { hostname, port } = new URL(baseUrl)
+  const text = options.raw ?? (options.body === undefined ? '' : JSON.stringify(options.body))
+  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...options.headers }
+  if (options.token) headers.authorization = `Bearer ${options.token}`
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname === 'localhost' ? '127.0.0.1' : hostname, port, path, method, headers, localAddress: options.from }, res => {
+      const chunks: Buffer[] = []
+      res.on('data', chunk => chunks.push(chunk))
+      res.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8')
+        resolve({ status: res.statusCode!, body: body ? JSON.parse(body) : undefined, headers: res.headers })
+      })
+    })
+    req.on('error', reject)
+    req.end(text)
   })
 }
