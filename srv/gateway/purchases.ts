@@ -28,6 +28,8 @@ import { ApiError } from '../lib/errors.ts'
 
 const { SELECT, INSERT } = cds.ql
 export const DEFAULT_PACK = 'starter'
+/** What a pack's name can be (Packs.name); anything else is refused before the database sees it. */
+const PACK_NAME = /^[A-Za-z0-9_-]{1,20}$/
 /** The prepared transaction's validity ends this much before the quote's, so it always passes ttl_too_far. */
 const VALIDITY_MARGIN_S = 30
 
@@ -51,7 +53,7 @@ function quoteRequest(body: unknown, network: string): QuoteRequest {
   if (body === undefined) return { pack: DEFAULT_PACK }
   if (!isObject(body)) throw new ApiError(400, 'INVALID_BODY', 'The body must be a JSON object: { "pack": "<name>", "payer": "<your address>" } (both optional)')
   const { pack = DEFAULT_PACK, payer } = body
-  if (typeof pack !== 'string' || !pack) throw new ApiError(400, 'INVALID_PACK', 'pack must be the name of a pack (see GET /prices)', { target: 'pack' })
+  if (typeof pack !== 'string' || !PACK_NAME.test(pack)) throw new ApiError(400, 'INVALID_PACK', 'pack must be the name of a pack (see GET /prices)', { target: 'pack' })
   if (payer === undefined || payer === null) return { pack }
   return { pack, payer: parseAddress(payer, network, 'payer') }
 }

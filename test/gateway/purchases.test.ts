@@ -61,6 +61,12 @@ test('an unknown pack, a payer on another network and a body that is not an obje
   const unknown: Response = await POST('/keys', { pack: 'gold' })
   expect(unknown.data.error.code).toBe('UNKNOWN_PACK')
   expect(unknown.status).toBe(400)
+  // Refused before the database sees them (PostgreSQL takes no NUL in text).
+  for (const pack of ['\u0000', 'x'.repeat(200), 'a b', 7, null]) {
+    const refused: Response = await POST('/keys', { pack })
+    expect(refused.data.error).toMatchObject({ code: 'INVALID_PACK', target: 'pack' })
+    expect(refused.status).toBe(400)
+  }
   const mainnet = 'addr1q9d34spgg2kdy47n82e7x9pdd6vql6d2engxmpj20jmhuc2047yqd4xnh7u6u5jp4t0q3fkxzckph4tgnzvamlu7k5psuahzcp'
   const wrongNetwork: Response = await POST('/keys', { pack: 'starter', payer: mainnet })
   expect(wrongNetwork.data.error.target).toBe('payer')
