@@ -326,7 +326,7 @@ describe('two server processes on one database (PostgreSQL, or one SQLite file)'
     const env: NodeJS.ProcessEnv = {
       ...process.env, ...shared, PORT: '0', CDS_TYPESCRIPT: 'true', NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', GATEWAY_ENABLED: 'false',
       CHAIN_A_DEVNET: 'false', BLOCKFROST_URL: devnet.url, CHAIN_A_NETWORK: 'devnet', CHAIN_B_CRAWLER_ENABLED: 'false',
-      CHAIN_A_FOLLOWER_ENABLED: 'true', CHAIN_A_FOLLOWER_START: 'genesis', CHAIN_A_FOLLOWER_INTERVAL_MS: '200', CHAIN_A_FOLLOWER_LEASE_MS: '10000',
+      CHAIN_A_FOLLOWER_ENABLED: 'true', CHAIN_A_FOLLOWER_START: 'genesis', CHAIN_A_FOLLOWER_INTERVAL_MS: '200', CHAIN_A_FOLLOWER_LEASE_MS: '30000',
     }
     // The first creates the SQLite file's schema; the second joins it.
     servers.push(await startServer(join(root, 'node_modules', '.bin', 'cds-serve'), [], { cwd: root, env }))
@@ -349,8 +349,8 @@ describe('two server processes on one database (PostgreSQL, or one SQLite file)'
       return row?.indexedHeight === tip().height && row.status === 'synced' && row
     })
     expect(synced).toMatchObject({ startHeight: 0, blocksIndexed: tip().height + 1, transactionsIndexed: devnetTransactions(0).length, reorgs: 0 })
-    const holder = holderOf(synced.leaseOwner)!
-    expect(holder).toBeDefined()
+    // Its log line may reach this process a little after the row it wrote.
+    const holder = await waitFor('the lease holder to say so', async () => holderOf(synced.leaseOwner))
     const other = servers.find(server => server !== holder)!
     expect(other.output()).not.toContain('holds the lease')
 
@@ -361,8 +361,8 @@ describe('two server processes on one database (PostgreSQL, or one SQLite file)'
     const takenOver = await waitFor('the other server at the new tip', async () => {
       const row = await sharedState()
       return row?.indexedHeight === tip().height && row.leaseOwner !== synced.leaseOwner && row
-    })
-    expect(holderOf(takenOver.leaseOwner)).toBe(other)
+    }, 60_000)
+    expect(await waitFor('the new holder to say so', async () => holderOf(takenOver.leaseOwner))).toBe(other)
     expect(takenOver).toMatchObject({ blocksIndexed: tip().height + 1, status: 'synced' })
   }, 150_000)
 })
