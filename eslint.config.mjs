@@ -23,4 +23,20 @@ export default tseslint.config(
   { files: ['srv/**'], rules: { '@typescript-eslint/no-explicit-any': 'warn' } },
   // Tests and benchmarks may poke at untyped framework internals and raw response bodies.
   { files: ['test/**', 'bench/**', '*.js'], rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-require-imports': 'off' } },
+  // The portal runs in the browser as UI5 modules (sap.ui.define), written in UI5's own style.
+  {
+    files: ['app/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: { sap: 'readonly', window: 'readonly', document: 'readonly', navigator: 'readonly', XMLHttpRequest: 'readonly', btoa: 'readonly', atob: 'readonly', Uint8Array: 'readonly', Promise: 'readonly' },
+    },
+    rules: {
+      '@stylistic/semi': ['error', 'always'],
+      '@stylistic/quotes': ['error', 'double', { avoidEscape: true }],
+      '@stylistic/comma-dangle': ['error', 'never'],
+      '@typescript-eslint/no-this-alias': 'off',
+      'no-var': 'off',
+      'strict': ['error', 'function'],
+    },
+  },
 )

@@ -11,6 +11,7 @@ import { followRouteAliases } from './lib/route-aliases.ts'
 import { installGateway } from './gateway/index.ts'
 import { gatewayConfig } from './gateway/config.ts'
 import { serveZkConfig } from './zk-config/index.ts'
+import { serveFrontEnds } from './front-ends/index.ts'
 
 /**
  * Bootstrap: creates or upgrades a SQLite file database, connects chain A before the services are
@@ -38,6 +39,8 @@ export default async function server(options: any) {
   cds.on('bootstrap', (app: any) => app.use(assignRequestId, refuseHostileTargets(uncharged), followRouteAliases))
   if (installGateway()) cds.log('gateway').info('hosted gateway on: API keys, metering and route gating in front of every route')
   cds.on('bootstrap', (app: any) => app.use('/zk-config', serveZkConfig))
+  cds.on('bootstrap', serveFrontEnds)
+  cds.on('bootstrap', (app: any) => devWallet && app.use('/dev-wallet', devWallet))
   cds.on('served', services => guardInputs(Object.values(services)))
   cds.on('listening', ({ server }: any) => {
     answerClientErrors(server, uncharged)
@@ -48,8 +51,12 @@ export default async function server(options: any) {
       endWithinGraceAfterSignals()
     }
   })
-  return cds.server(options)
+  // The front ends are served by serveFrontEnds; CAP's own static folder and index page stay off.
+  return cds.server({ ...options, static: false, index: false })
 }
+
+/** The development wallet's routes (/dev-wallet), where the chain-A devnet is embedded: never in production. */
+let devWallet: ((req: any, res: any, next: () => void) => void) | undefined
 
 /**
  * Chain A before any service asks for it: the documented variables mapped into
@@ -64,6 +71,8 @@ export async function connectChainA(): Promise<void> {
     cds.log('chain-a').info('embedded devnet serving a Blockfrost-compatible API at', devnet.url)
     Object.assign(options, { network: 'devnet', credentials: { ...options.credentials, url: devnet.url } })
     cds.on('shutdown', stopEmbeddedDevnet)
+    const { devWalletRoutes } = await import('./chains/chain-a/devnet/dev-wallet.ts')
+    devWallet = devWalletRoutes(devnet)
   }
   await cds.connect.to('chain-a')
 }

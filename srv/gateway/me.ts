@@ -9,13 +9,17 @@ import { deliverKey } from './key-delivery.ts'
 /**
  * What a key's holder sees and does about the key itself: /me (the account), /me/ledger (its
  * ledger, newest first, paged by cursor), /me/rotate (a new secret; units and ledger stay),
- * /me/revoke (the key and both grants). The key was read fresh from the database for each.
+ * /me/revoke (the key and both grants), /me/usage (units used and credited per UTC day). The key
+ * was read fresh from the database for each.
  */
 
 const { SELECT } = cds.ql
 const LAST_CALLS = 10
 const PAGE_DEFAULT = 50
 const PAGE_MAX = 200
+const USAGE_DAYS_DEFAULT = 30
+const USAGE_DAYS_MAX = 366
+const DAY_MS = 86_400_000
 
 export async function account(key: KeyRecord): Promise<Answer> {
   const body = await cds.tx(async () => {
@@ -74,4 +78,38 @@ const CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z)\|([0-9a-f]
 function decodeCursor(cursor: string): { at: string; id: string } | undefined {
   const match = CURSOR.exec(Buffer.from(cursor, 'base64url').toString())
   return match && !Number.isNaN(Date.parse(match[1])) ? { at: match[1], id: match[2] } : undefined
+}
+
+/**
+ * Units used (committed charges) and credited per UTC day over the last `days` days, today
+ * included, oldest first, every day present: what a usage chart draws. Summed by the database.
+ */
+export async function usage(key: KeyRecord, query: URLSearchParams): Promise<Answer> {
+  const days = Number(query.get('days') ?? USAGE_DAYS_DEFAULT)
+  if (!Number.isInteger(days) || days < 1 || days > USAGE_DAYS_MAX) return refusal(400, 'INVALID_DAYS', `days must be a whole number from 1 to ${USAGE_DAYS_MAX}`)
+  const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate())
+  const since = new Date(today - (days - 1) * DAY_MS).toISOString()
+  type DayRow = { y: number | string; m: number | string; d: number | string; kind: string; units: number | string; entries: number | string }
+  const rows = await cds.tx(() =>
+    SELECT.from(LedgerEntries)
+      .columns('year(createdAt) as y', 'month(createdAt) as m', 'day(createdAt) as d', 'kind', 'sum(units) as units', 'count(1) as entries')
+      // Committed charges and posted credits (a refunded charge is no longer a charge; its refund entry is not a credit).
+      .where({ apiKey_ID: key.ID, createdAt: { '>=': since }, kind: { in: [LedgerEntryKind.charge, LedgerEntryKind.credit] }, state: { in: ['committed', 'posted'] } })
+      .groupBy('year(createdAt)', 'month(createdAt)', 'day(createdAt)', 'kind')) as unknown as DayRow[]
+  const byDay = new Map<string, { day: string; used: number; credited: number; calls: number }>()
+  for (let at = today - (days - 1) * DAY_MS; at <= today; at += DAY_MS) {
+    const day = new Date(at).toISOString().slice(0, 10)
+    byDay.set(day, { day, used: 0, credited: 0, calls: 0 })
+  }
+  for (const row of rows) {
+    const day = byDay.get(`${row.y}-${String(row.m).padStart(2, '0')}-${String(row.d).padStart(2, '0')}`)
+    if (!day) continue
+    if (row.kind === LedgerEntryKind.credit) {
+      day.credited += Number(row.units)
+    } else {
+      day.used += -Number(row.units)
+      day.calls += Number(row.entries)
+    }
+  }
+  return ok({ days: [...byDay.values()] })
 }

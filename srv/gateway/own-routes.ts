@@ -1,6 +1,6 @@
 import type { KeyedCall, MaybeKeyedCall, OwnCall } from './calls.ts'
 import { ok, type Answer } from './answers.ts'
-import { account, ledgerPage, revoke, rotate } from './me.ts'
+import { account, ledgerPage, revoke, rotate, usage } from './me.ts'
 import { priceList } from './prices.ts'
 import { buyKey, topUp } from './purchases.ts'
 import { redeemVoucher } from './vouchers.ts'
@@ -49,11 +49,23 @@ export type OwnRoute = PublicRoute | KeyedRoute | MaybeKeyedRoute
 export const OWN_ROUTES: readonly OwnRoute[] = [
   { path: '/me', method: 'GET', access: 'key', answer: ({ key }) => account(key) },
   { path: '/me/ledger', method: 'GET', access: 'key', answer: ({ key, query }) => ledgerPage(key, query) },
+  { path: '/me/usage', method: 'GET', access: 'key', answer: ({ key, query }) => usage(key, query) },
   { path: '/me/rotate', method: 'POST', access: 'key', answer: ({ key }) => rotate(key), changesKey: true },
   { path: '/me/revoke', method: 'POST', access: 'key', answer: ({ key }) => revoke(key), changesKey: true },
   { path: '/prices', method: 'GET', access: 'public', answer: async () => ok(await priceList()) },
   { path: '/health', method: 'GET', access: 'public' },
   { path: '/zk-config', method: 'GET', access: 'public', prefix: true },
+  // The web front ends and the UI5 runtime (static files)
+  { path: '/', method: 'GET', access: 'public' },
+  { path: '/index.html', method: 'GET', access: 'public' },
+  { path: '/portal', method: 'GET', access: 'public', prefix: true },
+  { path: '/resources', method: 'GET', access: 'public', prefix: true },
+  // The development wallet, served only where the chain-A devnet is embedded (404 elsewhere)
+  { path: '/dev-wallet', method: 'GET', access: 'public' },
+  { path: '/dev-wallet/utxos', method: 'GET', access: 'public' },
+  { path: '/dev-wallet/sign-tx', method: 'POST', access: 'public' },
+  { path: '/dev-wallet/sign-data', method: 'POST', access: 'public' },
+  { path: '/dev-wallet/submit-tx', method: 'POST', access: 'public' },
   // The purchase lane (x402 over ADA on chain A)
   { path: '/keys', method: 'POST', access: 'public', answer: buyKey },
   { path: '/topup', method: 'POST', access: 'key', answer: topUp },

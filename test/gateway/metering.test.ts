@@ -165,6 +165,41 @@ describe('free routes', () => {
   })
 })
 
+describe('/me/usage', () => {
+  const today = () => new Date().toISOString().slice(0, 10)
+
+  test('sums committed charges and credits per UTC day, every day present, oldest first; a refunded call is not used', async () => {
+    const { id, key } = await issueTestKey({ units: 40 })
+    for (let i = 0; i < 3; i++) await GET(`${S}/Blocks?$top=1`, bearer(key))
+    await GET(`${S}/Transactions('${'ab'.repeat(32)}')`, bearer(key))
+    await settled(id)
+    const usage = await GET('/me/usage?days=7', bearer(key))
+    expect(usage.status).toBe(200)
+    expect(usage.headers['x-access-units-charged']).toBe('0')
+    const days = usage.data.days
+    expect(days).toHaveLength(7)
+    expect(days.map((day: any) => day.day)).toEqual([...days.map((day: any) => day.day)].sort())
+    expect(days.at(-1)).toEqual({ day: today(), used: 3, credited: 40, calls: 3 })
+    expect(days.slice(0, -1).every((day: any) => day.used === 0 && day.credited === 0 && day.calls === 0)).toBe(true)
+  })
+
+  test('counts only the caller\'s own key', async () => {
+    const mine = await issueTestKey({ units: 10 })
+    const other = await issueTestKey({ units: 10 })
+    await GET(`${S}/Blocks?$top=1`, bearer(other.key))
+    await settled(other.id)
+    const usage = await GET('/me/usage?days=1', bearer(mine.key))
+    expect(usage.data.days).toEqual([{ day: today(), used: 0, credited: 10, calls: 0 }])
+  })
+
+  test('refuses days outside 1..366 with 400 INVALID_DAYS, and answers 401 without a key', async () => {
+    const { key } = await issueTestKey()
+    const answers = await Promise.all(['0', '367', '1.5', 'x'].map(days => GET(`/me/usage?days=${days}`, bearer(key))))
+    expect(answers.map((answer: any) => [answer.status, answer.data.error.code])).toEqual(Array(4).fill([400, 'INVALID_DAYS']))
+    expect((await GET('/me/usage')).status).toBe(401)
+  })
+})
+
 describe('rotation and revocation', () => {
   test('rotation gives a new secret on the same key: units and ledger stay, the old secret answers 401 at once', async () => {
     const { id, key } = await issueTestKey({ units: 20 })

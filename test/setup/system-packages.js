@@ -13,7 +13,16 @@ const SYSTEM_PACKAGES = [
     testPathPattern: '/hsm\\.test\\.ts$',
     installed: () => existsSync('/usr/lib/softhsm/libsofthsm2.so') && onPath('softhsm2-util'),
   },
+  {
+    debian: 'chromium',
+    tests: 'the browser tests',
+    testPathPattern: '/test/browser/',
+    installed: () => existsSync(CHROMIUM),
+  },
 ]
+
+/** Debian's Chromium, which the browser tests drive with playwright-core (CHROMIUM_PATH names another, as the gate's own test does). */
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
 
 function onPath(command) {
   return (process.env.PATH ?? '').split(delimiter).some(dir => dir && existsSync(join(dir, command)))
@@ -28,4 +37,4 @@ function testsWithoutTheirPackages() {
   return missing.map(entry => entry.testPathPattern)
 }
 
-module.exports = { SYSTEM_PACKAGES, testsWithoutTheirPackages }
+module.exports = { SYSTEM_PACKAGES, CHROMIUM, testsWithoutTheirPackages }

@@ -1,0 +1,8 @@
+// Boots the UI5 core once the loader and its configuration are in (what sap-ui-core.js does with an
+// inline script, which the content security policy forbids). Chart.js is a UMD file: the shim lets
+// the loader take its anonymous AMD definition.
+sap.ui.loader.config({ shim: { "chart.js/chart.umd.min": { amd: true, exports: "Chart" } } });
+sap.ui.require(["sap/ui/core/Core"], function (Core) {
+  "use strict";
+  if (typeof Core.boot === "function") Core.boot();
+});

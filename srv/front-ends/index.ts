@@ -1,0 +1,86 @@
+import cds from '@sap/cds'
+import express, { type Application, type NextFunction, type Request, type Response } from 'express'
+import { dirname, join, resolve } from 'node:path'
+import { sendError } from '../lib/http-safety.ts'
+import { compiledTheme, compileThemesAhead, themeFileOf } from './themes.ts'
+import { libraryManifest, requireFromApp, UI5_ROOTS, UI5_VERSION_INFO } from './ui5-packages.ts'
+
+/**
+ * The web front ends, served by the application itself, free of charge and without a key: the
+ * portal (keys, explorer, analytics) at `/`, its files under `/portal`, and the OpenUI5 runtime
+ * under `/resources` from the @openui5 packages (themes compiled on first use, see themes.ts),
+ * with Chart.js beside it. Every page goes out with a content security policy that allows
+ * nothing but this origin (UI5 writes inline style attributes, so styles may be inline).
+ */
+
+export const PORTAL_DIR = () => resolve(cds.root, 'app/portal/webapp')
+
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+// The package's entry is dist/chart.cjs; its browser build chart.umd.min.js sits beside it.
+const CHART_JS_DIR = dirname(requireFromApp.resolve('chart.js'))
+
+/** Versioned runtime files may be cached for a day; the portal's own files are revalidated each time. */
+const RUNTIME_CACHE = { maxAge: '1d', fallthrough: true, index: false, redirect: false } as const
+const PORTAL_CACHE = { maxAge: 0, fallthrough: true, index: false, redirect: false } as const
+
+export function serveFrontEnds(app: Application): void {
+  app.get(['/', '/index.html'], (_req: Request, res: Response) => {
+    withSecurityHeaders(res)
+    res.sendFile(join(PORTAL_DIR(), 'index.html'), { headers: { 'cache-control': 'no-cache' } })
+  })
+  app.use('/portal', readOnly, securityHeaders, express.static(PORTAL_DIR(), PORTAL_CACHE), notFound('/portal'))
+  app.use('/resources', readOnly, securityHeaders, serveTheme)
+  app.get('/resources/sap-ui-version.json', (_req: Request, res: Response) => res.json(UI5_VERSION_INFO))
+  app.get(/^\/resources\/(sap\/[\w/]+)\/manifest\.json$/, (req: Request, res: Response, next: NextFunction) => {
+    const manifest = libraryManifest(req.params[0].replace(/\//g, '.'))
+    return manifest ? res.json(manifest) : next()
+  })
+  app.use('/resources/chart.js', express.static(CHART_JS_DIR, RUNTIME_CACHE))
+  for (const root of UI5_ROOTS) app.use('/resources', express.static(root, RUNTIME_CACHE))
+  app.use('/resources', notFound('/resources'))
+  if (process.env.NODE_ENV !== 'test') cds.once('listening', compileThemesAhead)
+}
+
+const isRead = (req: Request) => req.method === 'GET' || req.method === 'HEAD'
+
+function readOnly(req: Request, res: Response, next: NextFunction) {
+  if (isRead(req)) return next()
+  sendError(res, 405, 'METHOD_NOT_ALLOWED', `${req.baseUrl} serves files: GET and HEAD only`, { allow: 'GET, HEAD' })
+}
+
+function withSecurityHeaders(res: Response) {
+  res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY)
+  res.setHeader('x-content-type-options', 'nosniff')
+  res.setHeader('referrer-policy', 'no-referrer')
+}
+
+function securityHeaders(_req: Request, res: Response, next: NextFunction) {
+  withSecurityHeaders(res)
+  next()
+}
+
+function serveTheme(req: Request, res: Response, next: NextFunction) {
+  const wanted = themeFileOf(req.path)
+  if (!wanted) return next()
+  compiledTheme(wanted.library, wanted.theme)
+    .then(dir => res.sendFile(join(dir, wanted.file), { maxAge: RUNTIME_CACHE.maxAge, dotfiles: 'allow' }))
+    .catch(error => {
+      cds.log('front-ends').error(error?.message ?? error)
+      sendError(res, 503, 'THEME_UNAVAILABLE', `The ${wanted.theme} theme of ${wanted.library} could not be compiled; the server log says why`)
+    })
+}
+
+const notFound = (base: string) => (req: Request, res: Response) =>
+  sendError(res, 404, 'FILE_NOT_FOUND', `No file at ${base}${req.path.slice(0, 200)}`)
