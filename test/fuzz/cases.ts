@@ -187,12 +187,30 @@ export function gatewayCases(): Probe[] {
     ["/me/ledger?before=<base64url of '1|x'>", `/me/ledger?before=${garbage}`, status(400, 'INVALID_CURSOR'), status(401, 'KEY_MISSING')],
     ['/me/ledger?before=<NUL>', '/me/ledger?before=%00', clientError, clientError],
     ['/prices?x=%00', '/prices?x=%00', undefined, undefined],
+    ['/me/usage?days=1e9', '/me/usage?days=1e9', status(400, 'INVALID_DAYS'), status(401, 'KEY_MISSING')],
+    ['/me/usage?days=-1', '/me/usage?days=-1', status(400, 'INVALID_DAYS'), status(401, 'KEY_MISSING')],
   ]
   const reads = cases.flatMap(([label, target, withKey, withoutKey]): Probe[] => [
     { name: `gateway: ${label} with the key`, group: 'gateway routes', kinds: ['gateway route'], method: 'GET', target, expect: withKey },
     { name: `gateway: ${label} without a key`, group: 'gateway routes', kinds: ['gateway route'], method: 'GET', target, anonymous: true, expect: withoutKey },
   ])
-  return [...reads, ...keyLaneCases()]
+  return [...reads, ...keyLaneCases(), ...frontEndCases()]
+}
+
+/** The portal's files, the UI5 runtime and the development wallet: hostile paths and bodies answer 4xx, never a 5xx or a file outside their folders. */
+function frontEndCases(): Probe[] {
+  const notOutside = (answer: Answer) => (answer.body.includes('"chain-access-gateway"') ? 'served a file outside its folder' : answeredOrRefused(answer))
+  const paths = [
+    '/portal/..%2f..%2fpackage.json', '/portal/%2e%2e/%2e%2e/package.json', '/resources/..%2f..%2f..%2fpackage.json', '/resources/sap/m/themes/..%2f..%2f..%2f..%2fpackage.json',
+    '/resources/sap/m/themes/sap_horizon/library.css%00', `/resources/sap/m/themes/${'x'.repeat(5000)}/library.css`, '/resources/sap/../../manifest.json',
+    `/resources/${'a/'.repeat(2000)}manifest.json`, '/portal/manifest.json?%ff%fe', '/index.html/..%2f',
+  ]
+  const reads = paths.map((target): Probe => ({ name: `front ends: GET ${target.slice(0, 60)}`, group: 'front ends', kinds: ['front end'], method: 'GET', target, anonymous: true, expect: notOutside }))
+  const walletBodies = ['{"a": ', '[]', 'null', JSON.stringify({ wallet: 1e308, tx: 'ff'.repeat(20_000) }), JSON.stringify({ wallet: '1', address: '\u0000', payload: 'zz' }), JSON.stringify({ tx: '84'.repeat(30_000) }), '['.repeat(10_000)]
+  const posts = ['/dev-wallet/sign-tx', '/dev-wallet/sign-data', '/dev-wallet/submit-tx'].flatMap(target => walletBodies.map((body): Probe => ({
+    name: `front ends: POST ${target} ${body.slice(0, 20)}`, group: 'dev wallet', kinds: ['front end'], method: 'POST', target, headers: JSON_HEADERS, body, anonymous: true, expect: clientError,
+  })))
+  return [...reads, ...posts]
 }
 
 /** Each field of each key lane's body, and the bodies and payment headers themselves, as hostile values: a 4xx (or a 402 quote), never a 5xx. */
