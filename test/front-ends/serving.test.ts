@@ -1,5 +1,6 @@
 import cds from '@sap/cds'
 import { existsSync, rmSync } from 'node:fs'
+import { get } from 'node:http'
 import { join } from 'node:path'
 import { compiledTheme } from '../../srv/front-ends/themes.ts'
 
@@ -9,6 +10,17 @@ defaults.validateStatus = () => true
 afterAll(() => {
   delete process.env.GATEWAY_ENABLED
 })
+
+/** The body's bytes as sent, not decoded. */
+function bytesOnTheWire(path: string, encoding: string, headers: Record<string, string> = {}): Promise<{ status?: number; length: number; headers: Record<string, unknown>; etag?: string }> {
+  return new Promise((resolve, reject) => {
+    get(new URL(path, axios.defaults.baseURL), { headers: { 'accept-encoding': encoding, ...headers } }, response => {
+      let length = 0
+      response.on('data', (chunk: Buffer) => (length += chunk.length))
+      response.on('end', () => resolve({ status: response.statusCode, length, headers: response.headers, etag: response.headers.etag }))
+    }).on('error', reject)
+  })
+}
 
 /** A raw GET: axios would resolve `..` segments itself. */
 const raw = (path: string) => axios.request({ url: path, method: 'GET', transformResponse: (body: unknown) => body })
@@ -62,6 +74,16 @@ describe('the OpenUI5 runtime under /resources', () => {
     expect(descriptor.data['sap.app']).toMatchObject({ id: 'sap.m', type: 'library' })
     expect(descriptor.data['sap.ui5'].library.i18n.supportedLocales).toEqual(expect.arrayContaining(['', 'en', 'de']))
     expect((await GET('/resources/sap/nothing/manifest.json')).status).toBe(404)
+  })
+
+  test('is sent compressed to browsers that accept it, and revalidated by its ETag', async () => {
+    const plain = await bytesOnTheWire('/resources/sap/m/library.js', 'identity')
+    const zipped = await bytesOnTheWire('/resources/sap/m/library.js', 'gzip')
+    expect(zipped.headers['content-encoding']).toBe('gzip')
+    expect(plain.headers['content-encoding']).toBeUndefined()
+    expect(zipped.length * 3).toBeLessThan(plain.length)
+    const again = await bytesOnTheWire('/resources/sap/m/library.js', 'gzip', { 'if-none-match': plain.etag! })
+    expect([again.status, again.length]).toEqual([304, 0])
   })
 
   test('Chart.js is served beside it', async () => {
