@@ -55,7 +55,7 @@ export default async function server(options: any) {
   return cds.server({ ...options, static: false, index: false })
 }
 
-/** The development wallet's routes (/dev-wallet), where the chain-A devnet is embedded: never in production. */
+/** The development wallet's routes (/dev-wallet), where the chain-A devnet is embedded (never in production), unless CHAIN_A_DEV_WALLET=false. */
 let devWallet: ((req: any, res: any, next: () => void) => void) | undefined
 
 /**
@@ -71,8 +71,10 @@ export async function connectChainA(): Promise<void> {
     cds.log('chain-a').info('embedded devnet serving a Blockfrost-compatible API at', devnet.url)
     Object.assign(options, { network: 'devnet', credentials: { ...options.credentials, url: devnet.url } })
     cds.on('shutdown', stopEmbeddedDevnet)
-    const { devWalletRoutes } = await import('./chains/chain-a/devnet/dev-wallet.ts')
-    devWallet = devWalletRoutes(devnet)
+    if (process.env.CHAIN_A_DEV_WALLET !== 'false') {
+      const { devWalletRoutes } = await import('./chains/chain-a/devnet/dev-wallet.ts')
+      devWallet = devWalletRoutes(devnet)
+    }
   }
   await cds.connect.to('chain-a')
 }
