@@ -3,6 +3,7 @@ import compression from 'compression'
 import express, { type Application, type NextFunction, type Request, type Response } from 'express'
 import { dirname, join, resolve } from 'node:path'
 import { sendError } from '../lib/http-safety.ts'
+import { buildPreloadBundle, type PreloadBundle } from './preload.ts'
 import { compiledTheme, compileThemesAhead, themeFileOf } from './themes.ts'
 import { libraryManifest, requireFromApp, UI5_ROOTS, UI5_VERSION_INFO } from './ui5-packages.ts'
 
@@ -45,6 +46,7 @@ export function serveFrontEnds(app: Application): void {
     withSecurityHeaders(res)
     res.sendFile(join(PORTAL_DIR(), 'index.html'), { headers: { 'cache-control': 'no-cache' } })
   })
+  app.get('/portal/preload.js', securityHeaders, servePreload)
   app.use('/portal', readOnly, securityHeaders, express.static(PORTAL_DIR(), PORTAL_CACHE), notFound('/portal'))
   app.use('/resources', readOnly, securityHeaders, serveTheme)
   app.get('/resources/sap-ui-version.json', (_req: Request, res: Response) => res.json(UI5_VERSION_INFO))
@@ -55,7 +57,42 @@ export function serveFrontEnds(app: Application): void {
   app.use('/resources/chart.js', express.static(CHART_JS_DIR, RUNTIME_CACHE))
   for (const root of UI5_ROOTS) app.use('/resources', express.static(root, RUNTIME_CACHE))
   app.use('/resources', notFound('/resources'))
-  if (process.env.NODE_ENV !== 'test') cds.once('listening', compileThemesAhead)
+  if (process.env.NODE_ENV !== 'test') cds.once('listening', () => {
+    compileThemesAhead()
+    preloadBundle().catch(() => undefined)
+  })
+}
+
+let preload: Promise<PreloadBundle> | undefined
+
+/** The portal's preload bundle, made once per process (see preload.ts). */
+export function preloadBundle(): Promise<PreloadBundle> {
+  preload ??= buildPreloadBundle(PORTAL_DIR(), UI5_ROOTS, 'cag/portal').then(bundle => {
+    cds.log('front-ends').debug(`portal preload bundle: ${bundle.modules} modules, ${bundle.body.length} bytes (${bundle.gzipped.length} compressed)`)
+    return bundle
+  }).catch(error => {
+    preload = undefined
+    throw error
+  })
+  return preload
+}
+
+function servePreload(req: Request, res: Response) {
+  preloadBundle().then(bundle => {
+    res.setHeader('content-type', 'application/javascript; charset=utf-8')
+    res.setHeader('cache-control', 'no-cache')
+    res.setHeader('etag', bundle.etag)
+    res.setHeader('vary', 'Accept-Encoding')
+    if (req.headers['if-none-match'] === bundle.etag) return void res.status(304).end()
+    const gzipped = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))
+    if (gzipped) res.setHeader('content-encoding', 'gzip')
+    res.end(req.method === 'HEAD' ? undefined : gzipped ? bundle.gzipped : bundle.body)
+  }).catch(error => {
+    cds.log('front-ends').error('the portal preload bundle could not be made:', error?.message ?? error)
+    // Without the bundle UI5 loads each module on its own: slower, not broken.
+    res.setHeader('content-type', 'application/javascript; charset=utf-8')
+    res.end('// no preload bundle: modules load one by one\n')
+  })
 }
 
 const isRead = (req: Request) => req.method === 'GET' || req.method === 'HEAD'

@@ -88,7 +88,7 @@ test('compare one metric across both chains: two series side by side and a table
 
   await eventually(() => text('compareDescription'), value => expect(value).toContain('fee.total'))
   await eventually(() => chartOf('[id$="--compareChart"]'), value => expect(value).toEqual({ labels: 60, datasets: ['Chain A (Cardano)', 'Chain B (Midnight)'] }))
-  const rows = control(page(), 'compareTable').locator('tbody tr.sapMLIB')
+  const rows = control(page(), 'compareTable').locator('tbody tr.sapMListTblRow:not(.sapMListTblRowNoData)')
   await eventually(() => rows.count(), value => expect(value).toBe(2))
   expect(await rows.nth(0).innerText()).toMatch(/Chain A \(Cardano\)[\s\S]*\d[\s\S]*lovelace/)
   expect(await rows.nth(1).innerText()).toMatch(/Chain B \(Midnight\)[\s\S]*\d[\s\S]*DUST/)

@@ -76,7 +76,7 @@ test('sign in with the development wallet: the key is shown once with its MCP co
   await control(page(), 'accountPanel').waitFor()
   await eventually(() => text('keyPlan'), value => expect(value).toContain('trial'))
   // The wallet's keys are listed under its session.
-  await eventually(() => control(page(), 'walletKeysTable').locator('tbody tr.sapMLIB').count(), value => expect(value).toBe(1))
+  await eventually(() => control(page(), 'walletKeysTable').locator('tbody tr.sapMListTblRow:not(.sapMListTblRowNoData)').count(), value => expect(value).toBe(1))
 })
 
 test('a metered call: units go down by its price and the usage chart shows it', async () => {

@@ -3,6 +3,7 @@ import { existsSync, rmSync } from 'node:fs'
 import { get } from 'node:http'
 import { join } from 'node:path'
 import { compiledTheme } from '../../srv/front-ends/themes.ts'
+import { controlsOf, dependenciesOf } from '../../srv/front-ends/preload.ts'
 
 process.env.GATEWAY_ENABLED = 'true'
 const { GET, POST, axios, defaults } = cds.test(__dirname + '/../..')
@@ -124,5 +125,37 @@ describe('the OpenUI5 runtime under /resources', () => {
       const answer = await GET(path)
       expect([path, answer.status]).toEqual([path, 404])
     }
+  })
+})
+
+describe('the preload bundle (/portal/preload.js)', () => {
+  test('holds the UI5 modules the portal uses, each as a function (nothing evaluated from a string), and not the portal\'s own files', async () => {
+    const bundle = await bytesOnTheWire('/portal/preload.js', 'identity')
+    expect(bundle.status).toBe(200)
+    const text = (await GET('/portal/preload.js')).data as string
+    expect(text.startsWith('//@ui5-bundle cag/portal/preload.js\nsap.ui.require.preload({')).toBe(true)
+    for (const module of ['sap/m/Button.js', 'sap/m/Table.js', 'sap/f/library.js', 'sap/ui/model/odata/v4/ODataModel.js', 'sap/ui/core/ComponentSupport.js']) {
+      expect(text).toContain(`${JSON.stringify(module)}:function(){`)
+    }
+    const modules = [...text.matchAll(/^"([^"]+)":function\(\)\{/gm)].map(match => match[1])
+    expect(modules.length).toBeGreaterThan(300)
+    expect(modules.filter(module => module.startsWith('cag/portal/') || module.startsWith('sap/ui/thirdparty/'))).toEqual([])
+  })
+
+  test('goes out compressed, and a browser holding it revalidates by its ETag', async () => {
+    const plain = await bytesOnTheWire('/portal/preload.js', 'identity')
+    const zipped = await bytesOnTheWire('/portal/preload.js', 'gzip')
+    expect(zipped.headers['content-encoding']).toBe('gzip')
+    expect(zipped.length * 3).toBeLessThan(plain.length)
+    expect(plain.headers['cache-control']).toBe('no-cache')
+    const again = await bytesOnTheWire('/portal/preload.js', 'gzip', { 'if-none-match': plain.etag! })
+    expect([again.status, again.length]).toEqual([304, 0])
+  })
+
+  test('the trace: dependencies of a module (relative names resolved) and the controls an XML view names', () => {
+    const source = 'sap.ui.define(["./Base", "sap/m/library", \'sap/ui/core/Control\'], function () { sap.ui.require(["sap/m/MessageBox"]); sap.ui.requireSync("sap/ui/core/Lib") })'
+    expect(dependenciesOf(source, 'sap/m/Thing.js')).toEqual(['sap/m/Base', 'sap/m/library', 'sap/ui/core/Control', 'sap/m/MessageBox', 'sap/ui/core/Lib'])
+    const view = '<mvc:View xmlns="sap.m" xmlns:mvc="sap.ui.core.mvc" xmlns:l="sap.ui.layout"><Page><content><l:Grid><Button/></l:Grid></content></Page></mvc:View>'
+    expect(controlsOf(view).sort()).toEqual(['sap/m/Button', 'sap/m/Page', 'sap/ui/core/mvc/View', 'sap/ui/layout/Grid'])
   })
 })
