@@ -4,10 +4,10 @@ import cds from '@sap/cds'
 import { figures, printLine, printRatio, printValue, type Figures } from './measure.ts'
 
 /**
- * The portal's first visit in Chromium: how long until the Keys page is usable and how many bytes
- * cross the wire, compressed as served against the same files uncompressed (the baseline); a
- * visit with the browser's cache warm; and a theme compiled from its LESS sources against one
- * served from the compile cache. Needs Debian's Chromium; without it the group says so and stops.
+ * The portal's first visit in Chromium: how long until the Keys page is usable, with the preload
+ * bundle against each module fetched on its own (the baseline); how many bytes cross the wire,
+ * compressed as served against the same files uncompressed; a visit with the browser's cache warm;
+ * and a theme compiled from its LESS sources against one served from the compile cache. Needs Debian's Chromium; without it the group says so and stops.
  */
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
@@ -22,8 +22,19 @@ export async function portalBenchmarks({ url, rounds }: { url: string; rounds: n
     const visits = Math.max(3, Math.min(10, Math.round(rounds / 200)))
     const cold: number[] = []
     const warm: number[] = []
+    const unbundled: number[] = []
     let resources: string[] = []
     for (let i = 0; i < visits; i++) {
+      // The baseline: the same first visit without the preload bundle, each module fetched on its own.
+      const bare = await browser.newContext()
+      await bare.route('**/portal/preload.js', route => route.fulfill({ contentType: 'application/javascript', body: '// no bundle' }))
+      const barePage = await bare.newPage()
+      const began = performance.now()
+      await barePage.goto(url + '/')
+      await barePage.waitForSelector(READY)
+      unbundled.push(performance.now() - began)
+      await bare.close()
+
       const context = await browser.newContext()
       // Every file of the visit in the resource timing list (its default holds 250).
       await context.addInitScript(() => performance.setResourceTimingBufferSize(10_000))
@@ -39,7 +50,9 @@ export async function portalBenchmarks({ url, rounds }: { url: string; rounds: n
       warm.push(performance.now() - started)
       await context.close()
     }
+    printLine(`first visit, modules one by one (baseline, ${visits} visits)`, figures(unbundled))
     printLine(`first visit until the Keys page is usable (${visits} visits)`, figures(cold))
+    printRatio('first visit with the preload bundle / baseline', figures(cold), figures(unbundled))
     printLine('a later visit (the browser\'s cache warm)', figures(warm))
     printRatio('later visit / first visit', figures(warm), figures(cold))
 
