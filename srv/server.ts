@@ -9,7 +9,7 @@ import { answerClientErrors, answerTheRest, assignRequestId, keepServingOnUncaug
 import { guardInputs } from './lib/input-guard.ts'
 import { followRouteAliases } from './lib/route-aliases.ts'
 import { installGateway } from './gateway/index.ts'
-import { gatewayConfig } from './gateway/config.ts'
+import { gatewayConfig, rememberListeningPort } from './gateway/config.ts'
 import { serveZkConfig } from './zk-config/index.ts'
 import { serveFrontEnds } from './front-ends/index.ts'
 
@@ -43,6 +43,7 @@ export default async function server(options: any) {
   cds.on('bootstrap', (app: any) => devWallet && app.use('/dev-wallet', devWallet))
   cds.on('served', services => guardInputs(Object.values(services)))
   cds.on('listening', ({ server }: any) => {
+    rememberListeningPort(server.address()?.port)
     answerClientErrors(server, uncharged)
     answerTheRest(cds.app)
     // Until it listens, a failure to start ends the process as usual.

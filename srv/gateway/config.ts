@@ -42,6 +42,12 @@ export interface PurchaseConfig {
 /** Stands in for GATEWAY_VOUCHER_PEPPER outside production, so development and tests need no secret. */
 const DEVELOPMENT_PEPPER = 'development-only voucher pepper: set GATEWAY_VOUCHER_PEPPER in production'
 
+/** The port this process listens on, once it does: with PORT=0 the system picks it. */
+let listeningPort: number | undefined
+export const rememberListeningPort = (port: number | undefined) => {
+  listeningPort = port
+}
+
 export function gatewayConfig(): GatewayConfig {
   const block = requiresBlock('gateway')
   const rate = numberSetting('GATEWAY_RATE_PER_SECOND', block.ratePerSecond, 0)
@@ -55,7 +61,7 @@ export function gatewayConfig(): GatewayConfig {
     burst: burst > 0 ? burst : undefined,
     authFailures: numberSetting('GATEWAY_AUTH_FAILURES', block.authFailures, 20),
     authFailureWindowS: numberSetting('GATEWAY_AUTH_FAILURE_WINDOW_S', block.authFailureWindowS, 900),
-    publicUrl: stringSetting('GATEWAY_PUBLIC_URL', block.publicUrl, `http://localhost:${process.env.PORT || 4004}`).replace(/\/+$/, ''),
+    publicUrl: stringSetting('GATEWAY_PUBLIC_URL', block.publicUrl, `http://localhost:${listeningPort ?? (process.env.PORT || 4004)}`).replace(/\/+$/, ''),
     walletFreeUnits: numberSetting('GATEWAY_WALLET_FREE_UNITS', block.walletFreeUnits, 500),
     walletSessionMinutes: numberSetting('GATEWAY_WALLET_SESSION_MINUTES', block.walletSessionMinutes, 30),
     voucherPepper: voucherPepper(block.voucherPepper),
