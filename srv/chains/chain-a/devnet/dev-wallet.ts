@@ -2,6 +2,7 @@ import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { readJsonBody } from '../../../lib/json-body.ts'
 import { sendError } from '../../../lib/http-safety.ts'
+import { ApiError, isApiError } from '../../../lib/errors.ts'
 import { cslAddress, toCslValue, transactionInput } from '../csl.ts'
 import type { Value } from '../value.ts'
 import { signDataWithWallet, signWithWallet, SignerInputError } from './dev-signer.ts'
@@ -93,28 +94,18 @@ async function answer(_req: IncomingMessage, res: ServerResponse, work: () => Pr
     res.setHeader('cache-control', 'no-store')
     res.end(JSON.stringify(body))
   } catch (error) {
-    if (error instanceof BodyError) return sendError(res, error.status, error.code, error.message)
+    if (isApiError(error)) return sendError(res, error.status, error.code, error.message)
     // A refusal of the signer or of the devnet's ledger (CIP-30: a sign or send error) is the caller's.
     const message = String((error as Error)?.message ?? error).slice(0, 500)
     sendError(res, 400, error instanceof SignerInputError ? 'DEV_WALLET_REFUSED' : 'DEV_WALLET_TX_REJECTED', message)
   }
 }
 
-class BodyError extends Error {
-  readonly status: number
-  readonly code: string
-  constructor(status: number, code: string, message: string) {
-    super(message)
-    this.status = status
-    this.code = code
-  }
-}
-
 async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
   if (req.method !== 'POST') return {}
   const body = await readJsonBody(req, BODY_LIMIT)
-  if (!body.ok) throw new BodyError(body.status, body.code, body.message)
-  if (typeof body.value !== 'object' || body.value === null || Array.isArray(body.value)) throw new BodyError(400, 'INVALID_BODY', 'The body must be a JSON object')
+  if (!body.ok) throw new ApiError(body.status, body.code, body.message)
+  if (typeof body.value !== 'object' || body.value === null || Array.isArray(body.value)) throw new ApiError(400, 'INVALID_BODY', 'The body must be a JSON object')
   return body.value as Record<string, unknown>
 }
 
