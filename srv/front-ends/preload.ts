@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { join, posix, relative, sep } from 'node:path'
 import { promisify } from 'node:util'
 import { gzip } from 'node:zlib'
@@ -30,13 +31,13 @@ const BOOT_MODULES = ['sap/ui/core/Core', 'sap/ui/core/ComponentSupport', 'sap/u
   'sap/ui/core/mvc/XMLView', 'sap/ui/core/Fragment', 'sap/m/routing/Router', 'sap/ui/model/odata/v4/ODataModel',
   'sap/ui/model/resource/ResourceModel', 'sap/ui/model/json/JSONModel']
 
-export function buildPreloadBundle(portalDir: string, roots: string[], namespace: string): Promise<PreloadBundle> {
+export async function buildPreloadBundle(portalDir: string, roots: string[], namespace: string): Promise<PreloadBundle> {
   const locate = (name: string) => roots.map(root => join(root, name)).find(file => existsSync(file))
   const found = new Map<string, string>()
   const pending: string[] = [...BOOT_MODULES]
 
   for (const file of filesUnder(portalDir)) {
-    const text = readFileSync(file, 'utf8')
+    const text = await readFile(file, 'utf8')
     if (file.endsWith('.js')) pending.push(...dependenciesOf(text, `${namespace}/${relative(portalDir, file).split(sep).join('/')}`))
     else if (file.endsWith('.xml')) pending.push(...controlsOf(text))
     else if (file.endsWith('manifest.json')) pending.push(...librariesOf(text))
@@ -46,7 +47,8 @@ export function buildPreloadBundle(portalDir: string, roots: string[], namespace
     if (found.has(name) || name.startsWith(namespace + '/') || NOT_BUNDLED.some(pattern => pattern.test(name))) continue
     const file = locate(`${name}.js`)
     if (!file) continue
-    const source = readFileSync(file, 'utf8')
+    // Read one at a time, asynchronously: the server keeps answering while the bundle is made.
+    const source = await readFile(file, 'utf8')
     found.set(name, source)
     pending.push(...dependenciesOf(source, `${name}.js`))
   }
@@ -54,7 +56,8 @@ export function buildPreloadBundle(portalDir: string, roots: string[], namespace
   const entries = [...found].sort(([a], [b]) => a.localeCompare(b))
     .map(([name, source]) => `${JSON.stringify(`${name}.js`)}:function(){${source}\n}`)
   const body = Buffer.from(`//@ui5-bundle ${namespace}/preload.js\nsap.ui.require.preload({\n${entries.join(',\n')}\n},"${namespace}/preload");\n`)
-  return promisify(gzip)(body).then(gzipped => ({ modules: found.size, body, gzipped, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }))
+  const gzipped = await promisify(gzip)(body)
+  return { modules: found.size, body, gzipped, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }
 }
 
 function filesUnder(dir: string): string[] {

@@ -132,6 +132,8 @@ describe('the development wallet (/dev-wallet)', () => {
       const answer = await POST(path, body)
       expect([path, answer.status, answer.data.error.code]).toEqual([path, 400, code])
     }
+    const notATransaction = await POST('/dev-wallet/sign-tx', { wallet: 1, tx: 'zz' })
+    expect(notATransaction.data.error.message).not.toMatch(/--\w/)
     const badJson = await axios.post('/dev-wallet/sign-data', '{not json', { headers: { 'content-type': 'application/json' } })
     expect([badJson.status, badJson.data.error.code]).toEqual([400, 'INVALID_JSON'])
     expect((await GET('/dev-wallet/utxos?wallet=99')).data.error.code).toBe('DEV_WALLET_REFUSED')

@@ -96,7 +96,8 @@ async function answer(_req: IncomingMessage, res: ServerResponse, work: () => Pr
   } catch (error) {
     if (isApiError(error)) return sendError(res, error.status, error.code, error.message)
     // A refusal of the signer or of the devnet's ledger (CIP-30: a sign or send error) is the caller's.
-    const message = String((error as Error)?.message ?? error).slice(0, 500)
+    // The signer speaks to the command line (`--tx`); here the same values are body fields.
+    const message = String((error as Error)?.message ?? error).replace(/--(tx|address|payload)\b/g, '$1').slice(0, 500)
     sendError(res, 400, error instanceof SignerInputError ? 'DEV_WALLET_REFUSED' : 'DEV_WALLET_TX_REJECTED', message)
   }
 }
