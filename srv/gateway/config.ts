@@ -16,6 +16,12 @@ export interface GatewayConfig {
   authFailureWindowS: number
   /** Base URL shown with a new key: where to send it; also the domain and URI of the wallet sign-in message. */
   publicUrl: string
+  /**
+   * How an MCP client gets the tool servers: an npm package spec for `npx --package` (once this
+   * package is published, or a tarball address). Unset, the configuration runs them from this
+   * installation (`npx --prefix <its folder>`), which suits development and self-hosting.
+   */
+  mcpPackage?: string
   /** Units of the free first key of a wallet address (wallet lane). */
   walletFreeUnits: number
   walletSessionMinutes: number
@@ -62,6 +68,7 @@ export function gatewayConfig(): GatewayConfig {
     authFailures: numberSetting('GATEWAY_AUTH_FAILURES', block.authFailures, 20),
     authFailureWindowS: numberSetting('GATEWAY_AUTH_FAILURE_WINDOW_S', block.authFailureWindowS, 900),
     publicUrl: stringSetting('GATEWAY_PUBLIC_URL', block.publicUrl, `http://localhost:${listeningPort ?? (process.env.PORT || 4004)}`).replace(/\/+$/, ''),
+    mcpPackage: optionalSetting('GATEWAY_MCP_PACKAGE', block.mcpPackage),
     walletFreeUnits: numberSetting('GATEWAY_WALLET_FREE_UNITS', block.walletFreeUnits, 500),
     walletSessionMinutes: numberSetting('GATEWAY_WALLET_SESSION_MINUTES', block.walletSessionMinutes, 30),
     voucherPepper: voucherPepper(block.voucherPepper),

@@ -1,3 +1,5 @@
+import cds from '@sap/cds'
+import { MCP_ENV, MCP_SERVERS } from '../../mcp/names.ts'
 import { gatewayConfig } from './config.ts'
 
 /**
@@ -7,10 +9,11 @@ import { gatewayConfig } from './config.ts'
  * answer cannot be given again; a lost key is replaced by rotation.
  */
 
-/** The tool servers, as bins of this package: each reads the key and the base address from its environment. */
-export const MCP_SERVERS = { 'chain-a': 'cag-mcp-chain-a', 'chain-b': 'cag-mcp-chain-b' } as const
-export const MCP_KEY_VARIABLE = 'CHAIN_ACCESS_API_KEY'
-export const MCP_URL_VARIABLE = 'CHAIN_ACCESS_URL'
+/** How npx finds a tool server's bin: in the published package when one is configured, else in this installation, from any folder. */
+function npxArguments(bin: string): string[] {
+  const mcpPackage = gatewayConfig().mcpPackage
+  return mcpPackage ? ['-y', '--package', mcpPackage, bin] : ['--prefix', cds.root, bin]
+}
 
 export interface KeyToDeliver {
   id: string
@@ -23,9 +26,9 @@ export interface KeyToDeliver {
 
 /** The configuration an MCP client (`mcpServers` in its settings file) needs to reach both tool servers with this key. */
 export function mcpConfiguration(key: string, baseUrl: string) {
-  const env = { [MCP_KEY_VARIABLE]: key, [MCP_URL_VARIABLE]: baseUrl }
+  const env = { [MCP_ENV.key]: key, [MCP_ENV.url]: baseUrl }
   return {
-    mcpServers: Object.fromEntries(Object.entries(MCP_SERVERS).map(([name, bin]) => [name, { command: 'npx', args: [bin], env }])),
+    mcpServers: Object.fromEntries(Object.entries(MCP_SERVERS).map(([name, bin]) => [name, { command: 'npx', args: npxArguments(bin), env }])),
   }
 }
 

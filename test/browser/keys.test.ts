@@ -67,7 +67,7 @@ test('sign in with the development wallet: the key is shown once with its MCP co
   await control(page(), 'signInButton').click()
   const shown = await keyShownOnce()
   expect(shown.key).toMatch(/^cag_/)
-  expect(shown.configuration.mcpServers['chain-a']).toMatchObject({ command: 'npx', args: ['cag-mcp-chain-a'], env: { CHAIN_ACCESS_API_KEY: shown.key, CHAIN_ACCESS_URL: portal.server.url } })
+  expect(shown.configuration.mcpServers['chain-a']).toMatchObject({ command: 'npx', args: ['--prefix', expect.any(String), 'cag-mcp-chain-a'], env: { CHAIN_ACCESS_API_KEY: shown.key, CHAIN_ACCESS_URL: portal.server.url } })
   expect(await text('curlText')).toContain(`${portal.server.url}/me`)
   await portal.screenshot('keys-shown-once')
   await control(page(), 'copyKeyButton').click()

@@ -32,8 +32,8 @@ test('keys issue: an operator key by default, shown once, with a curl example an
   expect(printed).toMatch(/ plan operator {2}units 7 /)
   expect(printed).toContain(`curl -H "Authorization: Bearer ${key}" http://localhost:`)
   const configuration = JSON.parse(printed.slice(printed.indexOf('{')))
-  expect(configuration.mcpServers['chain-a']).toEqual({ command: 'npx', args: ['cag-mcp-chain-a'], env: { CHAIN_ACCESS_API_KEY: key, CHAIN_ACCESS_URL: expect.stringMatching(/^http:\/\/localhost:/) } })
-  expect(configuration.mcpServers['chain-b']).toMatchObject({ command: 'npx', args: ['cag-mcp-chain-b'] })
+  expect(configuration.mcpServers['chain-a']).toEqual({ command: 'npx', args: ['--prefix', root, 'cag-mcp-chain-a'], env: { CHAIN_ACCESS_API_KEY: key, CHAIN_ACCESS_URL: expect.stringMatching(/^http:\/\/localhost:/) } })
+  expect(configuration.mcpServers['chain-b']).toMatchObject({ command: 'npx', args: ['--prefix', root, 'cag-mcp-chain-b'] })
 }, 60_000)
 
 test('keys issue --quiet prints the key alone, for scripts', async () => {

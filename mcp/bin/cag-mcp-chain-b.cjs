@@ -1,0 +1,2 @@
+#!/usr/bin/env node
+require('./launch.cjs')('chain-b/server.ts')
