@@ -6,7 +6,7 @@
  *   npm run bench                      all benchmarks
  *   BENCH_ROUNDS=5000 npm run bench    more samples per latency figure
  *   BENCH_SECONDS=10 npm run bench     longer throughput runs (default 5 s each)
- *   BENCH_ONLY=chain-b npm run bench   one group: chain-a, chain-b, zk, analytics, portal or gateway
+ *   BENCH_ONLY=chain-b npm run bench   one group: chain-a, chain-b, zk, analytics, portal, mcp or gateway
  *   BENCH_ONLY=analytics npm run bench follower lag, bucket writer and analytics reads over 30 days of
  *                                      synthetic history (BENCH_ANALYTICS_DAYS=7 for a shorter one)
  */
@@ -19,6 +19,7 @@ import { chainBBenchmarks } from './chain-b.ts'
 import { zkBenchmarks } from './zk.ts'
 import { analyticsBenchmarks } from './analytics.ts'
 import { portalBenchmarks } from './portal.ts'
+import { mcpBenchmarks } from './mcp.ts'
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2000)
 const runs = (group: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY === group
@@ -51,6 +52,7 @@ async function main() {
     if (runs('zk')) await zkBenchmarks({ url, devnet: chainB, rounds })
   }
   if (runs('portal')) await portalBenchmarks({ url, rounds })
+  if (runs('mcp')) await mcpBenchmarks({ url, rounds })
   // Last of the in-process groups: it stops the followers and empties the chain indexes.
   if (runs('analytics')) await analyticsBenchmarks({ url, rounds })
   server.close()

@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { answerOf, connectToolServer, type ServerConfiguration } from '../support/mcp.ts'
 import { startServer, stopAndWait, type RunningServer } from '../support/server.ts'
 
 /**
@@ -134,3 +136,23 @@ test('the key-lane steps buy a key with x402, top it up, sign in with a wallet a
   expect(ledger.filter(line => /^credit 10000 payment:[0-9a-f]{64}$/.test(line))).toHaveLength(2)
 }, 150_000)
 
+
+test('the MCP configuration printed with a key starts both tool servers against npm start, from any folder', async () => {
+  // As in a second terminal, which knows nothing of the server's port: the configuration names the default one.
+  const { PORT: _port, ...terminal } = env
+  const printed = (await promisify(execFile)('npm', ['run', '-s', 'gateway', '--', 'keys', 'issue', '--units', '300'], { cwd: root, env: terminal })).stdout
+  const { mcpServers } = JSON.parse(printed.slice(printed.indexOf('{\n  "mcpServers"')).replaceAll('http://localhost:4004', server.url)) as { mcpServers: Record<string, ServerConfiguration> }
+  expect(Object.keys(mcpServers)).toEqual(['chain-a', 'chain-b'])
+  const chainA = await connectToolServer(mcpServers['chain-a'])
+  const chainB = await connectToolServer(mcpServers['chain-b'])
+  try {
+    const tip = answerOf(await chainA.call('query_entity', { entity: 'Blocks', orderby: 'height desc', top: 1, select: 'height,hash' }))
+    expect(tip).toMatchObject({ rows: [{ height: expect.any(Number), hash: expect.stringMatching(/^[0-9a-f]{64}$/) }], units: { charged: 1, left: 299 } })
+    const prepared = answerOf(await chainB.call('prepare_document_proof', { document: { invoice: 'INV-9', total: 12 }, proofFields: ['total'] }))
+    expect(prepared).toMatchObject({ payloadHash: expect.stringMatching(/^[0-9a-f]{64}$/), units: { charged: 2, left: 297 } })
+    const verdict = answerOf(await chainB.call('verify_document', { sha256: prepared.payloadHash }))
+    expect(verdict).toMatchObject({ verified: false, code: 'NOT_ANCHORED' })
+  } finally {
+    await Promise.all([chainA.close(), chainB.close()])
+  }
+}, 120_000)
