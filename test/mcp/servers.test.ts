@@ -186,3 +186,25 @@ test('hostile input on stdin does not stop a server: it answers a proper request
     child.kill()
   }
 }, 60_000)
+
+describe.each(['chain-a', 'chain-b'] as ToolServer[])('hostile arguments to every tool of the %s server', server => {
+  test('null, arrays, objects and oversized text in each argument: a tool error or an answer, never a failure inside the server', async () => {
+    const session = await started(server, (await issueTestKey({ units: 1_000_000 })).key)
+    const { tools } = await session.client.listTools()
+    const hostile: unknown[] = [null, [], {}, { a: [1] }, 'x'.repeat(20_000), -1, 1e308, true]
+    const failuresInside: string[] = []
+    for (const tool of tools) {
+      const names = Object.keys(tool.inputSchema.properties ?? {})
+      const cases = [null, [], 'text', ...names.flatMap(name => hostile.map(value => ({ [name]: value })))]
+      for (const args of cases) {
+        // Arguments that are not an object are refused by the protocol layer itself, as a JSON-RPC error.
+        const result = await session.client.callTool({ name: tool.name, arguments: args as never }, undefined, { timeout: 30_000 })
+          .catch(error => ({ isError: !/expected record/.test(String(error)), content: [{ text: `protocol error: ${error}` }] }))
+        const text = (result.content as { text: string }[])[0]?.text ?? ''
+        if (result.isError && /inside the tool server|^(?!Invalid arguments|MCP error|Refused|Not permitted|The key|Units|Rate|The gateway did not answer)/.test(text)) failuresInside.push(`${tool.name} ${JSON.stringify(args).slice(0, 80)}: ${text.slice(0, 200)}`)
+      }
+    }
+    expect(failuresInside).toEqual([])
+    expect(answerOf(await session.call('analytics_overview')).chains).toHaveLength(1)
+  }, 300_000)
+})
