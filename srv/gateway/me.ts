@@ -81,7 +81,7 @@ function decodeCursor(cursor: string): { at: string; id: string } | undefined {
 }
 
 /**
- * Units used (committed charges) and credited per UTC day over the last `days` days, today
+ * Units used (charges not refunded) and credited per UTC day over the last `days` days, today
  * included, oldest first, every day present: what a usage chart draws. Summed by the database.
  */
 export async function usage(key: KeyRecord, query: URLSearchParams): Promise<Answer> {
@@ -93,8 +93,10 @@ export async function usage(key: KeyRecord, query: URLSearchParams): Promise<Ans
   const rows = await cds.tx(() =>
     SELECT.from(LedgerEntries)
       .columns('year(createdAt) as y', 'month(createdAt) as m', 'day(createdAt) as d', 'kind', 'sum(units) as units', 'count(1) as entries')
-      // Committed charges and posted credits (a refunded charge is no longer a charge; its refund entry is not a credit).
-      .where({ apiKey_ID: key.ID, createdAt: { '>=': since }, kind: { in: [LedgerEntryKind.charge, LedgerEntryKind.credit] }, state: { in: ['committed', 'posted'] } })
+      // Charges standing or still pending (their units are off the balance already, as the units left say: a
+      // call's charge is written committed a moment after its answer) and posted credits. A refunded charge
+      // is no longer a charge; its refund entry is not a credit.
+      .where({ apiKey_ID: key.ID, createdAt: { '>=': since }, kind: { in: [LedgerEntryKind.charge, LedgerEntryKind.credit] }, state: { in: ['pending', 'committed', 'posted'] } })
       .groupBy('year(createdAt)', 'month(createdAt)', 'day(createdAt)', 'kind')) as unknown as DayRow[]
   const byDay = new Map<string, { day: string; used: number; credited: number; calls: number }>()
   for (let at = today - (days - 1) * DAY_MS; at <= today; at += DAY_MS) {

@@ -2,6 +2,7 @@ import cds from '@sap/cds'
 import { runningDevnet } from '../support/chain-a.ts'
 import { balanceOf, bearer, issueTestKey, ledgerOf, ledgerSum, settled } from '../support/gateway.ts'
 import { revokeKey } from '../../srv/gateway/accounts.ts'
+import * as ledger from '../../srv/gateway/ledger.ts'
 
 process.env.GATEWAY_ENABLED = 'true'
 process.env.GATEWAY_RATE_PER_SECOND = '100000'
@@ -181,6 +182,18 @@ describe('/me/usage', () => {
     expect(days.map((day: any) => day.day)).toEqual([...days.map((day: any) => day.day)].sort())
     expect(days.at(-1)).toEqual({ day: today(), used: 3, credited: 40, calls: 3 })
     expect(days.slice(0, -1).every((day: any) => day.used === 0 && day.credited === 0 && day.calls === 0)).toBe(true)
+  })
+
+  test('a charge not yet committed (the call in flight, or answered a moment ago) is used already, as the units left say; refunded, it is not', async () => {
+    const { id, key } = await issueTestKey({ units: 10 })
+    const { ApiKeys } = cds.entities('gateway')
+    const { secretHash } = await cds.tx(() => SELECT.one.from(ApiKeys).columns('secretHash').where({ ID: id }))
+    await ledger.reserve({ keyId: id, secretHash, version: 0, units: 3, routeClass: 'entity-read', route: 'GET /in-flight', requestId: 'in-flight-request' })
+    const pending = await GET('/me/usage?days=1', bearer(key))
+    expect(pending.data.days).toEqual([{ day: today(), used: 3, credited: 10, calls: 1 }])
+    expect((await GET('/me', bearer(key))).data.unitsLeft).toBe(7)
+    await ledger.refund('in-flight-request', '502')
+    expect((await GET('/me/usage?days=1', bearer(key))).data.days).toEqual([{ day: today(), used: 0, credited: 10, calls: 0 }])
   })
 
   test('counts only the caller\'s own key', async () => {
