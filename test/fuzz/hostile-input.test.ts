@@ -23,7 +23,7 @@ import { onPostgres } from '../setup/postgres.ts'
 import { entitySetCases, gatewayCases, httpCases, operationCases } from './cases.ts'
 import { discoverServices, harvestDevnet, harvestThroughApi, harvestWallets } from './discovery.ts'
 import { Findings } from './findings.ts'
-import { closeConnections, type Probe } from './http.ts'
+import { closeConnections, resentOnFreshConnection, type Probe } from './http.ts'
 import type { Service } from './metadata.ts'
 import { checkMetering } from './metering.ts'
 import { RandomRequests } from './random.ts'
@@ -76,7 +76,7 @@ async function phase(name: string, send: () => Promise<void>, everyFewSeconds = 
   } finally {
     clearInterval(progress)
   }
-  log(`${name} done: ${runner.progress()}`)
+  log(`${name} done: ${runner.progress()}; ${resentOnFreshConnection} sent again after the server closed an idle kept-alive connection under them`)
   if (runner.stopped) findings.notes.push(runner.stopped)
   if (findings.count) throw new Error(`seed ${SEED}; ${findings.report()}`)
 }

@@ -35,8 +35,27 @@ export type Exchange = { answer: Answer } | { error: string; unsent?: boolean }
 
 export const TIMEOUT_MS = 15_000
 const agent = new Agent({ keepAlive: true, maxSockets: 16 })
+/** How many requests were sent again on a fresh connection after an idle kept-alive one was closed under them. */
+export let resentOnFreshConnection = 0
 
-export function send(baseUrl: string, key: string, probe: Probe): Promise<Exchange> {
+/**
+ * Sends one probe over a kept-alive connection. The server closes an idle connection after its
+ * keep-alive timeout; when it does so just as the client reuses it (likely on a busy machine), the
+ * request dies unread with ECONNRESET and no byte of an answer. That is the client's race, not the
+ * server's failure: such a request is sent once more on a fresh connection, so a connection reset
+ * that reaches the runner always means the server dropped a connection it had taken.
+ */
+export async function send(baseUrl: string, key: string, probe: Probe): Promise<Exchange> {
+  const first = await sendOnce(baseUrl, key, probe, agent)
+  if (!('lostOnReusedSocket' in first)) return first
+  resentOnFreshConnection++
+  const again = await sendOnce(baseUrl, key, probe, false)
+  return 'lostOnReusedSocket' in again ? { error: again.error } : again
+}
+
+type Attempt = Exchange | { error: string; lostOnReusedSocket: true }
+
+function sendOnce(baseUrl: string, key: string, probe: Probe, through: Agent | false): Promise<Attempt> {
   const headers: Record<string, string> = { ...(probe.anonymous ? {} : { authorization: `Bearer ${key}` }), ...probe.headers }
   const timeoutMs = probe.timeoutMs ?? TIMEOUT_MS
   if (probe.raw !== undefined) return sendRaw(baseUrl, probe.raw.replace('{{authorization}}', headers.authorization ?? ''), timeoutMs)
@@ -44,9 +63,11 @@ export function send(baseUrl: string, key: string, probe: Probe): Promise<Exchan
   const body = probe.body === undefined ? undefined : Buffer.from(probe.body)
   if (body) headers['content-length'] = String(body.length)
   return new Promise(resolve => {
-    let outgoing
+    let outgoing: ReturnType<typeof request>
+    let answered = false
     try {
-      outgoing = request({ hostname, port, method: probe.method, path: probe.target, headers, agent }, incoming => {
+      outgoing = request({ hostname, port, method: probe.method, path: probe.target, headers, agent: through }, incoming => {
+        answered = true
         const chunks: Buffer[] = []
         incoming.on('data', chunk => chunks.push(chunk))
         incoming.on('error', error => resolve({ error: describe(error) }))
@@ -56,7 +77,11 @@ export function send(baseUrl: string, key: string, probe: Probe): Promise<Exchan
       return resolve({ error: `the client refused to send it: ${describe(error)}`, unsent: true })
     }
     outgoing.setTimeout(timeoutMs, () => outgoing.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)))
-    outgoing.on('error', error => resolve({ error: describe(error) }))
+    outgoing.on('error', error => {
+      const reset = (error as NodeJS.ErrnoException).code === 'ECONNRESET'
+      if (reset && outgoing.reusedSocket && !answered) resolve({ error: describe(error), lostOnReusedSocket: true })
+      else resolve({ error: describe(error) })
+    })
     outgoing.end(body)
   })
 }
