@@ -4,6 +4,7 @@ import { ApiError } from '../lib/errors.ts'
 import { TokenBuckets } from '../lib/token-buckets.ts'
 import { verifySettings } from './settings.ts'
 import * as verdicts from './verdicts.ts'
+import { clientOf } from '../lib/client-address.ts'
 
 /**
  * The verify lane (free, no key). Reads run as the privileged user: a verification may look at
@@ -29,7 +30,7 @@ export class ChainBVerifyService extends cds.ApplicationService {
     const http = (req as cds.Request & { http?: { req?: { socket?: { remoteAddress?: string } }; res?: { setHeader(name: string, value: string): void } } }).http
     if (!http?.req) return
     const { ratePerSecond, burst } = verifySettings()
-    const taken = this.buckets.take(http.req.socket?.remoteAddress ?? 'unknown', ratePerSecond, burst)
+    const taken = this.buckets.take(clientOf(http.req.socket), ratePerSecond, burst)
     if (taken.ok) return
     http.res?.setHeader('Retry-After', String(taken.retryAfterS))
     throw new ApiError(429, 'RATE_LIMITED', `Too many verifications from this address; retry after ${taken.retryAfterS} s`, { retryAfter: taken.retryAfterS })

@@ -16,6 +16,7 @@ import { scheduleJob } from '../lib/scheduled-job.ts'
 import { forgetExpiredLaneRecords, LANE_CLEANUP_INTERVAL_MS } from './lane-records.ts'
 import { isApiError } from '../lib/errors.ts'
 import { canonicalPath } from '../lib/route-aliases.ts'
+import { clientOf } from '../lib/client-address.ts'
 
 /**
  * The hosted gateway, in front of every route: normalise the path once; classify it; refuse what is
@@ -83,7 +84,7 @@ export class Gateway {
     }
     const body = req.method === 'POST' ? await readJsonBody(req, OWN_BODY_LIMIT) : { ok: true as const, value: undefined }
     if (!body.ok) return send(res, refusal(body.status, body.code, body.message))
-    const call = { query, body: body.value, headers: req.headers, client: req.socket?.remoteAddress ?? 'unknown' }
+    const call = { query, body: body.value, headers: req.headers, client: clientOf(req.socket) }
     if (route.access === 'public') return send(res, await answerOf(() => route.answer!(call)))
     if (route.access === 'key-optional' && !presentsKey(req)) return send(res, await answerOf(() => route.answer(call)))
 

@@ -5,6 +5,7 @@ import { keyBySecretHash, type KeyRecord } from './accounts.ts'
 import { refusal, type Answer } from './answers.ts'
 import { hashSecret, isApiKey, sameHash } from './keys.ts'
 import type { FailureWindow } from './rate-limits.ts'
+import { clientOf } from '../lib/client-address.ts'
 
 /**
  * Which key a call presents, in `Authorization: Bearer cag_…` or `x-agent-token: cag_…`. A valid
@@ -39,7 +40,7 @@ export class KeyCheck {
   async check(req: IncomingMessage, { fresh = false } = {}): Promise<KeyCheckResult> {
     const presented = await this.presented(req, fresh)
     if (presented.ok) return presented
-    const address = req.socket?.remoteAddress ?? 'unknown'
+    const address = clientOf(req.socket)
     const blockedFor = this.failures.blocked(address)
     if (blockedFor) {
       const message = `Too many calls with a missing or invalid key from this address; retry after ${blockedFor} s`
