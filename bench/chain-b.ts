@@ -9,6 +9,9 @@ import { printLine, printRatio, printValue, sample } from './measure.ts'
  * runner, and the same read under both spellings (the ratio should be 1.0 within noise).
  */
 export async function chainBBenchmarks({ url, devnet, rounds }: { url: string; devnet: ChainBDevnet; rounds: number }) {
+  // The samples queue hundreds of one caller's anchors before a block comes: far beyond the bound
+  // on one caller's open jobs (CHAIN_B_JOBS_MAX_QUEUED_PER_OWNER, read at each write).
+  process.env.CHAIN_B_JOBS_MAX_QUEUED_PER_OWNER ??= String(10 * rounds)
   const headers = { authorization: 'Basic ' + Buffer.from('alice:').toString('base64'), 'content-type': 'application/json' }
   const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
     const response = await fetch(url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })

@@ -27,6 +27,9 @@ type JobKind : String(24) enum { anchorDocument; revealAnchor; commitDocumentAnc
  * reason code. Bound to its idempotency key for good, failed or not.
  */
 @assert.unique: { idempotency: [owner, idempotencyKey] }
+// Claims in turn (srv/chainb/jobs/turns.ts) and the bound on an owner's open jobs read the first;
+// an owner's last claim is the newest startedAt of the second.
+@db.indexes: ['status, owner, queuedAt', 'owner, startedAt']
 entity Jobs : common.Owned {
   key ID                 : UUID;
       kind               : JobKind not null;

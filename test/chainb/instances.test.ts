@@ -65,7 +65,8 @@ describe('two server processes on one database (PostgreSQL, or one SQLite file),
 
   beforeAll(async () => {
     // A lease far longer than a tick: a job is only taken over when its instance is really gone.
-    const shared: NodeJS.ProcessEnv = { CHAIN_B_JOBS_LEASE_MS: '10000' }
+    // One caller's 30 jobs are all open at once (no block comes until they are queued): above the default bound.
+    const shared: NodeJS.ProcessEnv = { CHAIN_B_JOBS_LEASE_MS: '10000', CHAIN_B_JOBS_MAX_QUEUED_PER_OWNER: '100' }
     if (!onPostgres()) {
       folder = mkdtempSync(join(tmpdir(), 'cag-chainb-instances-'))
       shared.CDS_REQUIRES_DB_CREDENTIALS_URL = join(folder, 'shared.sqlite')

@@ -8,6 +8,8 @@ import { as, CHAINB, ledger, produce, randomHash, waitFor } from './support.ts'
 // database; with CDS_ENV=pg that is PostgreSQL. The chain is the devnet the application embedded, over
 // HTTP. (Two server processes: instances.test.ts.)
 process.env.CHAIN_B_JOBS_POLL_MS = '10'
+// One owner's 30 jobs are all open at once here (no block comes until they are queued): above the default bound.
+process.env.CHAIN_B_JOBS_MAX_QUEUED_PER_OWNER = '100'
 const { POST, defaults } = cds.test(__dirname + '/../..')
 defaults.validateStatus = () => true
 

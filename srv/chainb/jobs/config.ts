@@ -26,6 +26,8 @@ export interface JobSettings {
   resubmitAfterBlocks: number
   /** A job whose upstream stays away longer than this after it was queued fails CHAIN_B_UNAVAILABLE (CHAIN_B_JOBS_UNAVAILABLE_TIMEOUT_MS). */
   unavailableTimeoutMs: number
+  /** Jobs one owner may have open (queued, running or submitted); a write beyond it is refused (CHAIN_B_JOBS_MAX_QUEUED_PER_OWNER). */
+  maxQueuedPerOwner: number
 }
 
 export function jobSettings(): JobSettings {
@@ -39,6 +41,7 @@ export function jobSettings(): JobSettings {
     retryMs: Math.max(10, numberSetting('CHAIN_B_JOBS_RETRY_MS', configured.retryMs as number, 1000)),
     resubmitAfterBlocks: Math.max(1, numberSetting('CHAIN_B_JOBS_RESUBMIT_AFTER_BLOCKS', configured.resubmitAfterBlocks as number, 3)),
     unavailableTimeoutMs: numberSetting('CHAIN_B_JOBS_UNAVAILABLE_TIMEOUT_MS', configured.unavailableTimeoutMs as number, 15 * 60_000),
+    maxQueuedPerOwner: Math.max(1, Math.floor(numberSetting('CHAIN_B_JOBS_MAX_QUEUED_PER_OWNER', configured.maxQueuedPerOwner as number, 20))),
   }
 }
 

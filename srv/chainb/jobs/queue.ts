@@ -4,7 +4,7 @@ import { Job, Jobs } from '#cds-models/chainb'
 import { canonicalJson } from '../../lib/canonical-json.ts'
 import { ApiError } from '../../lib/errors.ts'
 import { ownerOf } from '../../lib/ownership.ts'
-import { runWrite, tableOf } from '../../lib/plain-sql.ts'
+import { forDatabase, isPostgres, runWrite, tableOf } from '../../lib/plain-sql.ts'
 import { attesterSubjectOf } from '../identity.ts'
 import { commandOf, type JobCommand } from './commands.ts'
 import { jobSettings } from './config.ts'
@@ -34,15 +34,44 @@ export interface QueuedJob {
 export const fingerprintOf = (kind: string, params: Record<string, unknown>) =>
   createHash('sha256').update(`${kind}\0${canonicalJson(params)}`).digest('hex')
 
+/** A job that has not finished: what the bound on one owner's jobs counts. */
+export const OPEN_STATUSES = [Job.status.queued, Job.status.running, Job.status.submitted]
+
+/** What a caller whose queue is full is told to wait: about the time its oldest job needs to be proven and confirmed. */
+const FULL_QUEUE_RETRY_AFTER_S = 10
+
 let insertStatement: string | undefined
 /**
  * One statement whether or not the key is taken: a concurrent identical request inserts nothing
  * and then reads the winner's row. ON CONFLICT DO NOTHING (SQLite and PostgreSQL alike) leaves the
- * transaction usable, where a failed insert would abort it on PostgreSQL.
+ * transaction usable, where a failed insert would abort it on PostgreSQL. The same statement
+ * counts the owner's open jobs and inserts nothing when they are at the bound.
  */
 const insertJob = () => (insertStatement ??= `INSERT INTO ${tableOf(Jobs)}
   (ID, owner, kind, status, idempotencyKey, payloadFingerprint, request, attempt, maxAttempts, nonce, attesterSubject, requestId, queuedAt)
-  VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
+  SELECT ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?
+  WHERE (SELECT COUNT(*) FROM ${tableOf(Jobs)} WHERE owner = ? AND status IN (${OPEN_STATUSES.map(status => `'${status}'`).join(', ')})) < ?
+  ON CONFLICT DO NOTHING`)
+
+/** Arbitrary first half of the advisory lock's key: the lock space of chain-B job queues. */
+const QUEUE_LOCK_SPACE = 0x0c4b
+
+/**
+ * On PostgreSQL an owner's writes queue one after the other until their transactions end: under
+ * READ COMMITTED two of them would each count the other's job out and both pass the bound. SQLite
+ * has one writer at a time already. Other owners never wait for this lock.
+ */
+async function lockOwnerQueue(owner: string) {
+  if (isPostgres()) await cds.run(forDatabase('SELECT pg_advisory_xact_lock(?, hashtext(?))'), [QUEUE_LOCK_SPACE, owner])
+}
+
+function queueFull(req: cds.Request, bound: number): ApiError {
+  httpResponseOf(req)?.setHeader('Retry-After', String(FULL_QUEUE_RETRY_AFTER_S))
+  return new ApiError(429, 'TOO_MANY_QUEUED_JOBS', `you have ${bound} chain-B jobs queued or on their way to the chain, the most one caller may have; retry once one of them is confirmed or failed (getJobStatus)`, { retryAfter: FULL_QUEUE_RETRY_AFTER_S })
+}
+
+type HttpResponse = { setHeader(name: string, value: string): void }
+const httpResponseOf = (req: cds.Request) => (req as cds.Request & { http?: { res?: HttpResponse } }).http?.res
 
 /**
  * Persists a job in the request's transaction, or finds the one an earlier request with the same
@@ -53,18 +82,31 @@ export async function enqueue(req: cds.Request, job: NewJob, makeRecords: (jobId
   const owner = ownerOf(req.user)
   const fingerprint = fingerprintOf(job.kind, job.params)
   const ID = cds.utils.uuid()
+  const { maxAttempts, maxQueuedPerOwner } = jobSettings()
+  await lockOwnerQueue(owner)
   const inserted = await runWrite(insertJob(), [
     ID, owner, job.kind, Job.status.queued, job.idempotencyKey ?? null, fingerprint, JSON.stringify(job.command),
-    jobSettings().maxAttempts, randomBytes(32).toString('hex'), attesterSubjectOf(req.user), cds.context?.id ?? null, new Date().toISOString(),
+    maxAttempts, randomBytes(32).toString('hex'), attesterSubjectOf(req.user), cds.context?.id ?? null, new Date().toISOString(),
+    owner, maxQueuedPerOwner,
   ])
   if (inserted === 1) {
     await makeRecords(ID)
     return { ID, status: Job.status.queued, command: job.command, replay: false }
   }
-  const earlier = await SELECT.one.from(Jobs).columns('ID', 'status', 'payloadFingerprint', 'request').where({ owner, idempotencyKey: job.idempotencyKey ?? null })
-  if (!earlier) throw new ApiError(409, 'JOB_CONFLICT', 'the job could not be recorded; retry the request')
+  // Nothing inserted: the idempotency key is taken (a replay, or a reuse), or the owner's queue is full.
+  const earlier = job.idempotencyKey === undefined ? undefined
+    : await SELECT.one.from(Jobs).columns('ID', 'status', 'payloadFingerprint', 'request').where({ owner, idempotencyKey: job.idempotencyKey })
+  if (!earlier) {
+    if (await openJobsOf(owner) >= maxQueuedPerOwner) throw queueFull(req, maxQueuedPerOwner)
+    throw new ApiError(409, 'JOB_CONFLICT', 'the job could not be recorded; retry the request')
+  }
   if (earlier.payloadFingerprint !== fingerprint)
     throw new ApiError(409, 'IDEMPOTENCY_KEY_REUSED', 'this idempotencyKey was used with another operation or other parameters', { target: 'idempotencyKey' })
-  ;(req as cds.Request & { http?: { res?: { setHeader(name: string, value: string): void } } }).http?.res?.setHeader(IDEMPOTENT_REPLAY, 'true')
+  httpResponseOf(req)?.setHeader(IDEMPOTENT_REPLAY, 'true')
   return { ID: earlier.ID!, status: earlier.status!, command: commandOf(earlier.request), replay: true }
+}
+
+async function openJobsOf(owner: string): Promise<number> {
+  const { count } = await SELECT.one.from(Jobs).columns('count(1) as count').where({ owner, status: { in: OPEN_STATUSES } }) as { count: number | string }
+  return Number(count)
 }

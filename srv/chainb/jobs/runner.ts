@@ -2,7 +2,7 @@ import cds from '@sap/cds'
 import { Attestations, Job, Jobs } from '#cds-models/chainb'
 import type { ChainBTransaction } from '../../chains/chain-b/port.ts'
 import { isApiError } from '../../lib/errors.ts'
-import { forDatabase, runWrite, tableOf } from '../../lib/plain-sql.ts'
+import { runWrite, tableOf } from '../../lib/plain-sql.ts'
 import { scheduleJob, type ScheduledJob } from '../../lib/scheduled-job.ts'
 import { chainB, type ChainBAccess } from '../chain.ts'
 import { commandOf, type JobCommand } from './commands.ts'
@@ -10,6 +10,8 @@ import { INSTANCE_ID, jobSettings, type JobSettings } from './config.ts'
 import { CALLER_FAULTS, confirmedResult, explainFailure, recordConfirmation, recordFailure, type Inclusion } from './outcomes.ts'
 import { ProofFailure, proveClaims } from './prove.ts'
 import { sponsoredCall } from './sign.ts'
+import { JobKind } from './kinds.ts'
+import { candidatesInTurn, claimJob } from './turns.ts'
 
 const { SELECT, UPDATE } = cds.ql
 
@@ -17,7 +19,10 @@ const { SELECT, UPDATE } = cds.ql
  * The job runner: takes queued jobs to the chain with bounded concurrency and follows them to
  * confirmed (finalityDepth deep) or failed. Safe with several instances on one database:
  * - a job is claimed with one guarded UPDATE (queued, or its lease expired → running, leased to
- *   this instance); only the instance whose UPDATE changed the row runs it;
+ *   this instance); only the instance whose UPDATE changed the row runs it. Owners are served in
+ *   turn (turns.ts), and a proving job is claimed only while this instance has a prover thread
+ *   free for it, so proving jobs wait in the database, where every owner's turn is kept, not in
+ *   the prover's own queue;
  * - the lease is renewed on every tick while the job runs or is watched, so a crashed instance's
  *   jobs are taken over once their lease expires, and submitted again with the job's fixed nonce
  *   (the submission API answers the first submission: never a second transaction);
@@ -34,19 +39,9 @@ export interface JobFailedEvent { jobId: string; owner: string; requestId: strin
 const OPEN = [Job.status.queued, Job.status.running, Job.status.submitted]
 const WATCHED_AT_ONCE = 4
 
-/** The statements, built once the model is loaded. */
-let statements: { candidates: string; claim: string; renew: string } | undefined
-function sql() {
-  if (statements) return statements
-  const jobs = tableOf(Jobs)
-  const claimable = `((status = '${Job.status.queued}' AND (notBefore IS NULL OR notBefore <= ?)) OR (status IN ('${Job.status.running}', '${Job.status.submitted}') AND leaseExpiresAt < ?))`
-  statements = {
-    candidates: forDatabase(`SELECT ID AS "ID" FROM ${jobs} WHERE ${claimable} ORDER BY queuedAt, ID LIMIT ?`),
-    claim: `UPDATE ${jobs} SET status = '${Job.status.running}', leaseOwner = ?, leaseExpiresAt = ?, startedAt = ?, attempt = attempt + 1 WHERE ID = ? AND ${claimable}`,
-    renew: `UPDATE ${jobs} SET leaseExpiresAt = ? WHERE leaseOwner = ? AND status IN ('${Job.status.running}', '${Job.status.submitted}')`,
-  }
-  return statements
-}
+let renewStatement: string | undefined
+/** Renews every lease this instance holds: built once the model is loaded. */
+const renewSql = () => (renewStatement ??= `UPDATE ${tableOf(Jobs)} SET leaseExpiresAt = ? WHERE leaseOwner = ? AND status IN ('${Job.status.running}', '${Job.status.submitted}')`)
 
 const iso = (ms: number = Date.now()) => new Date(ms).toISOString()
 const privileged = <T>(work: () => PromiseLike<T>) => cds.tx({ user: cds.User.privileged }, async () => work())
@@ -56,6 +51,8 @@ export class JobRunner {
   readonly settings: JobSettings
   readonly instance: string
   private readonly inFlight = new Map<string, Promise<void>>()
+  /** Jobs of this instance that are proving (or about to): at most the prover's threads. */
+  private readonly proving = new Set<string>()
   /** The tip height at which a submitted job's transaction was first found missing from the chain. */
   private readonly missingSince = new Map<string, number>()
   private schedule?: ScheduledJob
@@ -85,10 +82,10 @@ export class JobRunner {
 
   /** One round: renew this instance's leases, watch its submitted jobs, claim what it has room for. */
   async tick() {
-    await privileged(() => runWrite(sql().renew, [iso(Date.now() + this.settings.leaseMs), this.instance]))
+    await privileged(() => runWrite(renewSql(), [iso(Date.now() + this.settings.leaseMs), this.instance]))
     await this.watchSubmitted()
     const room = this.settings.concurrency - this.inFlight.size
-    if (room > 0) for (const job of await this.claim(room)) this.launch(job)
+    if (room > 0) for (const job of await this.claim(room, await this.provingRoom())) this.launch(job)
   }
 
   /** Jobs in flight in this instance, settled (for tests and shutdown). */
@@ -96,25 +93,45 @@ export class JobRunner {
     await Promise.all(this.inFlight.values())
   }
 
-  private async claim(room: number): Promise<JobRow[]> {
+  /** Prover threads not taken by this instance's proving jobs. */
+  private async provingRoom(): Promise<number> {
+    const { zk } = await chainB()
+    return Math.max(0, zk.prover.size - this.proving.size)
+  }
+
+  /** Up to `room` jobs, owners in turn; proving jobs only as many as `provingRoom`. */
+  private async claim(room: number, provingRoom: number): Promise<JobRow[]> {
     const now = iso()
-    const candidates = await privileged(() => cds.run(sql().candidates, [now, now, room * 2])) as { ID: string }[]
+    const candidates = await privileged(() => candidatesInTurn(now, room * 2, provingRoom > 0))
     const claimed: JobRow[] = []
-    for (const { ID } of candidates) {
+    let provingClaimed = 0
+    for (const { ID, kind } of candidates) {
       if (claimed.length >= room) break
-      const changed = await privileged(() => runWrite(sql().claim, [this.instance, iso(Date.now() + this.settings.leaseMs), now, ID, now, now]))
-      if (changed !== 1) continue
+      const proves = kind === JobKind.proveAttestation
+      if (proves && provingClaimed >= provingRoom) continue
+      if (!(await privileged(() => claimJob(ID, this.instance, iso(Date.now() + this.settings.leaseMs), now)))) continue
       const job = await privileged(() => SELECT.one.from(Jobs, ID)) as JobRow | undefined
-      if (job) claimed.push(job)
+      if (!job) continue
+      if (proves) provingClaimed++
+      claimed.push(job)
     }
     return claimed
   }
 
   private launch(job: JobRow) {
+    if (needsProving(job)) this.proving.add(job.ID)
     const run = this.execute(job)
       .catch(error => cds.log('chainb').error(`job ${job.ID} (${job.kind}) failed unexpectedly`, error))
-      .finally(() => this.inFlight.delete(job.ID))
+      .finally(() => {
+        this.inFlight.delete(job.ID)
+        this.doneProving(job.ID)
+      })
     this.inFlight.set(job.ID, run)
+  }
+
+  /** A prover thread is free again: the next job in turn is claimed now, not at the next poll. */
+  private doneProving(jobId: string) {
+    if (this.proving.delete(jobId)) this.kick()
   }
 
   /**
@@ -129,7 +146,11 @@ export class JobRunner {
     try {
       chain = await chainB()
       if (!command.call) {
-        command = await proveClaims(chain, command)
+        try {
+          command = await proveClaims(chain, command)
+        } finally {
+          this.doneProving(job.ID)
+        }
         if (!(await this.keepProofs(job, command))) return
       }
       await chain.ensureSponsorFunded()
@@ -261,3 +282,12 @@ export class JobRunner {
 }
 
 const succeeded = (tx: ChainBTransaction) => tx.result?.status === 'SUCCESS'
+
+/** A job whose claims are still to be proved (an unreadable request is execute's to fail). */
+function needsProving(job: JobRow): boolean {
+  try {
+    return !commandOf(job.request).call
+  } catch {
+    return false
+  }
+}
