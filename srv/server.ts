@@ -12,6 +12,9 @@ import { installGateway } from './gateway/index.ts'
 import { gatewayConfig, rememberListeningPort } from './gateway/config.ts'
 import { serveZkConfig } from './zk-config/index.ts'
 import { serveFrontEnds } from './front-ends/index.ts'
+import { tieWorkToAnswer } from './lib/request-work.ts'
+import { limitStatementsToRequestDeadline } from './lib/statement-deadline.ts'
+import { boundAnswerSize } from './lib/answer-size.ts'
 
 /**
  * Bootstrap: creates or upgrades a SQLite file database, connects chain A before the services are
@@ -26,6 +29,7 @@ export default async function server(options: any) {
   ;(cds as unknown as EventEmitter).setMaxListeners(32)
   const after = (cds.middlewares as any).after as unknown[]
   if (!after.includes(stableErrorCodes)) after.unshift(stableErrorCodes)
+  limitStatementsOnceConnected()
   await connectChainA()
   await connectChainB()
   // The SQLite file gets the model the server loads (loading it once), before anything reads the database.
@@ -36,8 +40,10 @@ export default async function server(options: any) {
   events.prependListener('served', () => deploySqliteFile(loaded))
   // Refusals before the hosted gateway's metering say that they charged nothing.
   const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
-  cds.on('bootstrap', (app: any) => app.use(assignRequestId, refuseHostileTargets(uncharged), followRouteAliases))
+  cds.on('bootstrap', (app: any) => app.use(assignRequestId, tieWorkToAnswer, refuseHostileTargets(uncharged), followRouteAliases))
   if (installGateway()) cds.log('gateway').info('hosted gateway on: API keys, metering and route gating in front of every route')
+  // After the gateway: its refund sees the refusal of an answer too large.
+  cds.on('bootstrap', (app: any) => app.use(['/odata', '/api'], boundAnswerSize))
   cds.on('bootstrap', (app: any) => app.use('/zk-config', serveZkConfig))
   cds.on('bootstrap', serveFrontEnds)
   cds.on('bootstrap', (app: any) => devWallet && app.use('/dev-wallet', devWallet))
@@ -54,6 +60,14 @@ export default async function server(options: any) {
   })
   // The front ends are served by serveFrontEnds; CAP's own static folder and index page stay off.
   return cds.server({ ...options, static: false, index: false })
+}
+
+/** Statements run for a request end at its deadline (on PostgreSQL), whenever the database is connected. */
+function limitStatementsOnceConnected() {
+  if (cds.db) return limitStatementsToRequestDeadline(cds.db)
+  cds.on('connect', (service: cds.Service) => {
+    if (service.name === 'db') limitStatementsToRequestDeadline(service)
+  })
 }
 
 /** The development wallet's routes (/dev-wallet), where the chain-A devnet is embedded (never in production), unless CHAIN_A_DEV_WALLET=false. */

@@ -1,4 +1,5 @@
 import { LIST_PAGE_SIZE } from '../chains/chain-a/port.ts'
+import { stopIfAnswered } from '../lib/request-work.ts'
 
 /**
  * Which part of an upstream list a read's answer can hold. The database answers `$skip` by
@@ -33,6 +34,7 @@ export async function eachSettled<T>(items: readonly T[], limit: number, work: (
     while (next < items.length && !failure) {
       const item = items[next++]
       try {
+        stopIfAnswered()
         await work(item)
       } catch (error) {
         failure ??= { error }

@@ -11,6 +11,8 @@ export interface GatewayConfig {
   /** Per-key rate limit overrides; by default each plan's ratePerSecond and burst apply. */
   ratePerSecond?: number
   burst?: number
+  /** Calls one key may have in flight at once in one instance; beyond, 429 TOO_MANY_CALLS_IN_FLIGHT (uncharged). */
+  maxCallsInFlight: number
   /** Unauthenticated failures allowed per client address and window before 429. */
   authFailures: number
   authFailureWindowS: number
@@ -65,6 +67,7 @@ export function gatewayConfig(): GatewayConfig {
     sweepIntervalS: numberSetting('GATEWAY_SWEEP_INTERVAL_S', block.sweepIntervalS, 30),
     ratePerSecond: rate > 0 ? rate : undefined,
     burst: burst > 0 ? burst : undefined,
+    maxCallsInFlight: numberSetting('GATEWAY_MAX_CALLS_IN_FLIGHT', block.maxCallsInFlight, 8),
     authFailures: numberSetting('GATEWAY_AUTH_FAILURES', block.authFailures, 20),
     authFailureWindowS: numberSetting('GATEWAY_AUTH_FAILURE_WINDOW_S', block.authFailureWindowS, 900),
     publicUrl: stringSetting('GATEWAY_PUBLIC_URL', block.publicUrl, `http://localhost:${listeningPort ?? (process.env.PORT || 4004)}`).replace(/\/+$/, ''),

@@ -8,7 +8,7 @@ import { OWN_BODY_LIMIT, OWN_ROUTES, type OwnRoute } from './own-routes.ts'
 import { normaliseTarget } from './paths.ts'
 import { activeGrant, keyOnlyPrincipal, keyPrincipal, PUBLIC_PRINCIPAL } from './principals.ts'
 import { isKeyOnly } from './keys.ts'
-import { FailureWindow, KeyRates } from './rate-limits.ts'
+import { CallsInFlight, FailureWindow, KeyRates } from './rate-limits.ts'
 import { RouteTable, type Classification } from './routes.ts'
 import { requestIdOf } from '../lib/http-safety.ts'
 import { readJsonBody } from '../lib/json-body.ts'
@@ -17,6 +17,7 @@ import { forgetExpiredLaneRecords, LANE_CLEANUP_INTERVAL_MS } from './lane-recor
 import { isApiError } from '../lib/errors.ts'
 import { canonicalPath } from '../lib/route-aliases.ts'
 import { clientOf } from '../lib/client-address.ts'
+import { setRequestDeadline } from '../lib/request-work.ts'
 
 /**
  * The hosted gateway, in front of every route: normalise the path once; classify it; refuse what is
@@ -33,11 +34,13 @@ export class Gateway {
   private routes = new RouteTable<OwnRoute>([], OWN_ROUTES)
   private readonly keys: KeyCheck
   private readonly rates: KeyRates
+  private readonly inFlight: CallsInFlight
   private readonly metering: Metering
 
   constructor(config: GatewayConfig) {
     this.keys = new KeyCheck(new FailureWindow(config.authFailures, config.authFailureWindowS))
     this.rates = new KeyRates(config)
+    this.inFlight = new CallsInFlight(config.maxCallsInFlight)
     this.metering = new Metering(config)
   }
 
@@ -107,6 +110,10 @@ export class Gateway {
     if (limited) return send(res, limited)
     const units = this.metering.priceOf(call)
     if (typeof units !== 'number') return send(res, units)
+    const busy = this.inFlight.take(call.key)
+    if (busy) return send(res, busy)
+    const key = call.key
+    res.once('close', () => this.inFlight.release(key))
 
     // A key that changed since it was cached (a grant revoked, say) is read again, once.
     for (let attempt = 0; ; attempt++) {
@@ -115,6 +122,7 @@ export class Gateway {
       const reserved = await this.metering.reserve(call, units)
       if (reserved.ok) {
         this.metering.settleOnAnswer(res, call, reserved)
+        setRequestDeadline(Date.now() + this.metering.timeoutMs)
         req.gatewayPrincipal = grant ? keyPrincipal(call.key, grant) : keyOnlyPrincipal(call.key)
         return next()
       }

@@ -2,6 +2,7 @@ import cds, { type Transaction } from '@sap/cds'
 import { ApiKey, ApiKeys, LedgerEntries, LedgerEntry } from '#cds-models/gateway'
 import { LedgerEntryKind } from './ledger-kinds.ts'
 import { forDatabase, isPostgres, rowsChanged, tableOf } from '../lib/plain-sql.ts'
+import { outsideRequest } from '../lib/request-work.ts'
 
 /**
  * Units move only here, each time by one guarded UPDATE of the balance and the ledger entry that
@@ -135,7 +136,7 @@ let flushing: NodeJS.Timeout | undefined
 export function commitSoon(requestId: string, outcome: string) {
   batch.push({ requestId, outcome })
   if (batch.length >= COMMIT_BATCH_SIZE) flushCommits()
-  else flushing ??= setTimeout(flushCommits, COMMIT_BATCH_MS)
+  else flushing ??= outsideRequest(() => setTimeout(flushCommits, COMMIT_BATCH_MS))
 }
 
 /** Writes the waiting commits now (also when the server shuts down). */

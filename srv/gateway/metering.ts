@@ -71,6 +71,11 @@ export class Metering {
     await Promise.race([ledger.flushCommits(), new Promise(resolve => setTimeout(resolve, SHUTDOWN_FLUSH_MS).unref())])
   }
 
+  /** How long a metered call may take before it is answered 504 and refunded. */
+  get timeoutMs() {
+    return this.config.timeoutMs
+  }
+
   /** The units a route class costs, or the answer refusing a class without a price. */
   priceOf(call: MeteredCall): number | Answer {
     const units = this.prices.get(call.routeClass)

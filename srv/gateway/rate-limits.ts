@@ -63,3 +63,33 @@ export class FailureWindow {
     window.failures++
   }
 }
+
+/**
+ * Calls each key has in flight in this instance, at most `limit`: one key's slow or heavy calls can
+ * hold only that many of the instance's database connections and workers, never all of them.
+ */
+export class CallsInFlight {
+  private readonly counts = new Map<string, number>()
+  private readonly limit: number
+
+  constructor(limit: number) {
+    this.limit = limit
+  }
+
+  /** Counts a call of the key until `release` runs; answers the 429 (uncharged) when the key has `limit` calls in flight. */
+  take(key: KeyRecord): Answer | undefined {
+    const count = this.counts.get(key.ID) ?? 0
+    if (count >= this.limit) {
+      const busy = refusal(429, 'TOO_MANY_CALLS_IN_FLIGHT', `This key has ${count} calls in flight, the most one key may have at once; retry when one has been answered`, {}, { 'Retry-After': 1 })
+      return withUnitsLeft(busy, key.unitsLeft)
+    }
+    this.counts.set(key.ID, count + 1)
+    return undefined
+  }
+
+  release(key: KeyRecord) {
+    const count = (this.counts.get(key.ID) ?? 1) - 1
+    if (count > 0) this.counts.set(key.ID, count)
+    else this.counts.delete(key.ID)
+  }
+}

@@ -7,7 +7,7 @@ import { requestIdOf } from './http-safety.ts'
  * already carry one; errors raised by the framework (URL parsing, unknown properties, read-only
  * entities, ...) carry only the HTTP status as code and are named here from status and message.
  * Database errors never show through: a constraint race is 409 CONFLICT, a value the database
- * cannot take is 400 INVALID_VALUE. Anything else unexpected is logged with its stack and answered
+ * cannot take is 400 INVALID_VALUE, a statement stopped at the request's deadline 503 QUERY_TIMEOUT. Anything else unexpected is logged with its stack and answered
  * 500 INTERNAL_ERROR with the request id, never with its message or stack; it is passed on as a
  * plain error, so CAP's final handler never takes it for a crash. Runs as the first of
  * `cds.middlewares.after`, before CAP's final error handler renders the body.
@@ -20,6 +20,7 @@ export function stableErrorCodes(error: any, req: any, res: any, next: (error: u
   if (database === 'query') return next(new ApiError(400, 'INVALID_QUERY', 'The query applies a function or operator to a value of a type it does not take'))
   if (database === 'constraint') return next(new ApiError(409, 'CONFLICT', 'The change conflicts with another one made at the same time; try again'))
   if (database === 'value') return next(new ApiError(400, 'INVALID_VALUE', 'A value is out of range or of a kind the database cannot store'))
+  if (database === 'timeout') return next(new ApiError(503, 'QUERY_TIMEOUT', 'The database stopped this request\'s query at the request\'s deadline; narrow the read (fewer rows, a selective $filter) or try again', { retryAfter: 1 }))
   if (status === 501) return next(unsupported(String(error.message ?? '')))
   if (failedParsingTheUrl(error)) return next(misunderstoodUrl(error, req))
   if (refusedByTheQueryCompiler(error, req)) return next(new ApiError(400, 'INVALID_QUERY', `The query cannot be run: ${String(error.message).slice(0, 200)}`))
@@ -83,7 +84,7 @@ function unexpected(error: any, req: any): ApiError {
 
 const isStableCode = (code: unknown) => typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code) && !/^(SQLITE|ERR)_/.test(code)
 
-type DatabaseErrorKind = 'constraint' | 'value' | 'query'
+type DatabaseErrorKind = 'constraint' | 'value' | 'query' | 'timeout'
 
 /** SQLite's primary result code of every constraint violation (extended codes keep it in their low byte). */
 const SQLITE_CONSTRAINT = 19
@@ -107,6 +108,8 @@ function kindOf(error: any, req: any): DatabaseErrorKind | undefined {
   const sqlState = typeof error.sqlState === 'string' ? error.sqlState : typeof error.code === 'string' && /^[0-9A-Z]{5}$/.test(error.code) && error.severity ? error.code : undefined
   const read = req?.method === 'GET' || req?.method === 'HEAD'
   if (sqlState?.startsWith('23')) return 'constraint'
+  // query_canceled: the statement ran past the request's deadline (statement-deadline.ts).
+  if (sqlState === '57014') return 'timeout'
   if (sqlState?.startsWith('22')) return 'value'
   if (read && sqlState?.startsWith('42') && sqlState !== '42P01') return 'query'
   if (read && error.code === 'ERR_SQLITE_ERROR' && /no such function|no such column|wrong number of arguments|misuse of/i.test(String(error.message))) return 'query'

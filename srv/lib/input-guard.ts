@@ -1,17 +1,21 @@
 import cds from '@sap/cds'
 import { badInput } from './errors.ts'
 import { guardQueryOptions } from './query-options.ts'
+import { shadowingMessage, shadowingProperty } from './shadowing-properties.ts'
+import { stopIfAnswered } from './request-work.ts'
 
 /**
  * One guard in front of every event of every application service, before CAP's own checks and
  * before any handler reads the input, so a new service or action is covered without code of its
  * own. CAP then checks the declared parameter types and refuses unknown parameters.
  *
- * - READ: `$top`/`$skip` within bounds, also inside `$expand`; no `$apply`.
+ * - READ: the query options as CAP sees them, and what the read may cost (query-options.ts).
  * - Operations: the body is a JSON object.
  * - Operations and entity writes (where a service allows them): UUIDs are UUIDs; whole numbers are
  *   whole numbers; no string carries a NUL character (PostgreSQL cannot store one); JSON carried
- *   in a string (a type annotated `@json`) is nested at most MAX_JSON_DEPTH levels.
+ *   in a string (a type annotated `@json`) is nested at most MAX_JSON_DEPTH levels; an object or
+ *   array never stands where a single value is declared, and no property anywhere in the body is
+ *   named like a member of every object (`toString`, `constructor`, …: string conversions fail on it).
  */
 
 export const MAX_JSON_DEPTH = 32
@@ -32,19 +36,30 @@ export function guardInputs(services: Iterable<cds.Service>) {
     const service = srv as unknown as { handle(req: cds.Request): Promise<unknown> }
     const handle = service.handle
     service.handle = function (req: cds.Request) {
-      checkInput(srv, req)
-      return handle.call(this, req)
+      stopIfAnswered()
+      const checkAnswer = checkInput(srv, req)
+      if (!checkAnswer) return handle.call(this, req)
+      return handle.call(this, req).then(result => {
+        checkAnswer(result)
+        return result
+      })
     }
   }
 }
 
 const WRITES = new Set(['CREATE', 'UPDATE', 'UPSERT'])
 
-function checkInput(srv: cds.Service, req: cds.Request) {
+/** Checks the input; answers the check the answer must pass too, for a read that needs one. */
+function checkInput(srv: cds.Service, req: cds.Request): ((result: unknown) => void) | undefined {
   if (req.event === 'READ') return guardQueryOptions(req)
-  if (WRITES.has(req.event) && req.target) return checkValues((req.target as any).elements ?? {}, req.data)
+  if (WRITES.has(req.event) && req.target) {
+    refuseShadowingProperties(req.data)
+    checkValues((req.target as any).elements ?? {}, req.data)
+    return undefined
+  }
   const operation = (srv as any).actions?.[req.event] ?? (req.target as any)?.actions?.[req.event]
   if (operation) checkOperation(operation, req)
+  return undefined
 }
 
 function checkOperation(operation: any, req: cds.Request) {
@@ -52,7 +67,14 @@ function checkOperation(operation: any, req: cds.Request) {
   if (!isPlainObject(data)) {
     throw badInput('INVALID_BODY', `The body of ${operation.name.split('.').pop()} must be a JSON object of its parameters, got ${describe(data)}`)
   }
+  refuseShadowingProperties(data)
   checkValues(operation.params ?? {}, data)
+}
+
+/** A body with a property named like a member of every object (`toString`, `constructor`, …), at any depth. */
+function refuseShadowingProperties(data: unknown) {
+  const at = shadowingProperty(data)
+  if (at) throw badInput('INVALID_PROPERTY_NAME', shadowingMessage(at), at)
 }
 
 /** Checks the given values of declared parameters or elements; undeclared ones are CAP's to refuse. */
@@ -66,7 +88,12 @@ function checkValues(declared: Record<string, any>, data: unknown) {
   }
 }
 
+const { scalar: Scalar } = (cds as any).builtin.classes
+
 function checkValue(type: any, value: unknown, target: string) {
+  if (typeof value === 'object' && value !== null && type instanceof Scalar) {
+    throw badInput('ASSERT_DATA_TYPE', `${target} must be a single ${String(type.type ?? 'value').replace(/^cds\./, '')}, got ${describe(value)}`, target)
+  }
   if (typeof value === 'string') {
     if (value.includes('\u0000')) throw badInput('INVALID_CHARACTER', `${target} contains a NUL character`, target)
     if (type instanceof UUIDType && !UUID.test(value)) throw badInput('INVALID_UUID', `${target} must be a UUID (8-4-4-4-12 hexadecimal digits), got '${clip(value)}'`, target)

@@ -1,10 +1,12 @@
 import cds from '@sap/cds'
+import { outsideRequest } from './request-work.ts'
 
 /**
  * Background work of an owning service (DESIGN 2, 9.14): one job per owner, started once the
  * services are served, run every `intervalMs` with `cds.spawn` in a transaction of its own as the
  * privileged user, stopped on shutdown. A run never overlaps the one before in the same process;
- * the work must be safe to run in several instances at once (guarded UPDATEs from the states a
+ * it runs as work of its own, never stopped with a request that kicked it (request-work.ts); the
+ * work must be safe to run in several instances at once (guarded UPDATEs from the states a
  * change may start in, so each change is made, and audited, once).
  */
 
@@ -25,7 +27,7 @@ export function scheduleJob(name: string, intervalMs: number, work: () => Promis
     running = settled
     return run
   }
-  const ticks = cds.spawn({ every: intervalMs, user: cds.User.privileged }, () => (running || stopped ? Promise.resolve() : track(work())))
+  const ticks = outsideRequest(() => cds.spawn({ every: intervalMs, user: cds.User.privileged }, () => (running || stopped ? Promise.resolve() : track(work()))))
   ticks.on('failed', error => cds.log('jobs').error(`${name} failed; it runs again in ${intervalMs} ms:`, error))
 
   const stop = async () => {
@@ -38,7 +40,7 @@ export function scheduleJob(name: string, intervalMs: number, work: () => Promis
   return {
     async runNow() {
       await running
-      await track(cds.tx({ user: cds.User.privileged }, () => work()))
+      await track(outsideRequest(() => cds.tx({ user: cds.User.privileged }, () => work())))
     },
     stop,
   }

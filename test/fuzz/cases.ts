@@ -1,5 +1,5 @@
 import type { Answer, Probe } from './http.ts'
-import type { EdmProperty, EntitySet, Operation, Service } from './metadata.ts'
+import { setOfType, type EdmProperty, type EntitySet, type Operation, type Service } from './metadata.ts'
 import { JSON_HEADERS, keyPredicate, operationGroup, operationProbe, setProbe } from './requests.ts'
 import { DEEP_JSON, HUGE_STRING, NUL, Pools, RawJson, isNumberType, isStringType, validValue } from './values.ts'
 
@@ -18,8 +18,15 @@ const status = (expected: number, code?: string) => (answer: Answer): string | u
 }
 const clientError = (answer: Answer) => (answer.status >= 400 && answer.status < 500 ? undefined : 'expected a 4xx')
 const answeredOrRefused = (answer: Answer) => (answer.status < 500 ? undefined : 'expected a 2xx or a 4xx')
+const closedByTheGateway = (answer: Answer) => answer.status === 403 && /"(OPERATION_CLOSED|ROUTE_CLOSED|ROUTE_NOT_FORWARDED)"/.test(answer.body)
 /** 400, unless the gateway does not forward the operation at all. */
-const refusedOrClosed = (answer: Answer) => (answer.status === 403 && /"(OPERATION_CLOSED|ROUTE_CLOSED|ROUTE_NOT_FORWARDED)"/.test(answer.body) ? undefined : status(400)(answer))
+const refusedOrClosed = (answer: Answer) => (closedByTheGateway(answer) ? undefined : status(400)(answer))
+/** The free verify lane's per-client rate limit answers before any input check once the suite has sent enough. */
+const rateLimited = (answer: Answer) => answer.status === 429 && answer.body.includes('"RATE_LIMITED"')
+/** 400, unless the gateway does not forward the operation at all or the free lane's rate limit answered first. */
+const refusedClosedOrLimited = (answer: Answer) => (rateLimited(answer) ? undefined : refusedOrClosed(answer))
+/** 400 with this code, unless the gateway does not forward the route at all. */
+const refusedWith = (code: string) => (answer: Answer) => (closedByTheGateway(answer) ? undefined : status(400, code)(answer))
 
 /** Valid-looking arguments for every parameter (the first real value of each flavour). */
 export function validArguments(op: Operation, pools: Pools): Record<string, unknown> {
@@ -43,6 +50,8 @@ function hostileValues(parameter: EdmProperty): Hostile[] {
     { kind: 'param null', value: null },
     { kind: 'param object', value: { nested: 'object' } },
     { kind: 'param array', value: parameter.collection ? [[['nested']]] : ['array'] },
+    { kind: 'param shadowing toString', value: wrap({ toString: 1 }), expect: refusedClosedOrLimited },
+    { kind: 'param shadowing constructor', value: wrap({ inner: { constructor: 'x', valueOf: {} } }), expect: refusedClosedOrLimited },
     { kind: 'huge number', value: new RawJson('1e400') },
     { kind: 'huge integer', value: new RawJson('123456789012345678901234567890') },
   ]
@@ -119,8 +128,35 @@ export function entitySetCases(set: EntitySet, pools: Pools): Probe[] {
     )
   }
   const navigation = set.navigations[0]
-  if (navigation) probes.push(setProbe(set, '', [['$expand', `${navigation.name}($skip=${HUGE_SKIP})`]], `$expand=${navigation.name}($skip=1e20)`, ['huge $skip']))
+  if (navigation) {
+    probes.push(
+      setProbe(set, '', [['$expand', `${navigation.name}($skip=${HUGE_SKIP})`]], `$expand=${navigation.name}($skip=1e20)`, ['huge $skip']),
+      { ...setProbe(set, '', [['$top', '1'], ['$expand', navigation.name], ['$expand', navigation.name]], '$expand given twice', ['repeated option']), expect: refusedWith('DUPLICATE_QUERY_OPTION') },
+    )
+  }
+  probes.push({ ...setProbe(set, '', [['$filter', `${firstProperty} ne null&$apply=groupby((${firstProperty}))`]], '$apply smuggled encoded inside $filter', ['smuggled option']), expect: refusedWith('UNSUPPORTED_QUERY_OPTION') })
+  probes.push({ ...setProbe(set, '', [['$top', '1'], ['$filter', `${firstProperty} ne null&$top=5000`]], '$top smuggled encoded inside $filter', ['smuggled option']), expect: refusedWith('DUPLICATE_QUERY_OPTION') })
+  const deep = expandChain(set, 4)
+  if (deep) probes.push({ ...setProbe(set, '', [['$expand', deep]], `$expand 4 levels deep (${deep.slice(0, 60)})`, ['expand budget']), expect: refusedWith('EXPAND_TOO_DEEP') })
+  const wide = set.navigations.find(nav => nav.collection)
+  if (wide) {
+    const name = `$top=1000&$expand=${wide.name}($top=1000)`
+    probes.push({ ...setProbe(set, '', [['$top', '1000'], ['$expand', `${wide.name}($top=1000)`]], name, ['expand budget']), expect: refusedWith('ROW_BUDGET_EXCEEDED') })
+  }
   return probes
+}
+
+/** `a($expand=b($expand=c(…)))` through `levels` navigations from the set (collections first), if the model nests that deep. */
+function expandChain(set: EntitySet, levels: number): string | undefined {
+  if (levels === 0) return ''
+  const navigations = [...set.navigations].sort((a, b) => Number(b.collection) - Number(a.collection))
+  for (const navigation of navigations) {
+    const target = setOfType(set.service, navigation.targetType)
+    const inner = target && expandChain(target, levels - 1)
+    if (inner === undefined) continue
+    return inner ? `${navigation.name}($expand=${inner})` : navigation.name
+  }
+  return undefined
 }
 
 /** Abuse below OData: oversized headers, malformed request lines, bodies and paths. */

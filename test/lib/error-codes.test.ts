@@ -86,3 +86,7 @@ test('a read whose own expression the database cannot type is 400 INVALID_QUERY;
   expect(withMethod('GET')).toEqual([400, 'INVALID_QUERY'])
   expect(withMethod('POST')).toEqual([500, 'INTERNAL_ERROR'])
 })
+
+test('a statement PostgreSQL stopped at the request\'s deadline answers 503 QUERY_TIMEOUT, not a 5xx without a code', () => {
+  expect(classify({ code: '57014', severity: 'ERROR', message: 'canceling statement due to statement timeout' })).toMatchObject({ status: 503, code: 'QUERY_TIMEOUT' })
+})

@@ -157,3 +157,79 @@ test('a query the database layer cannot compile (ordering by a path beyond an as
   const response = await GET(`/odata/v4/chaina-odata/AddressTransactions?$orderby=${encodeURIComponent('owner/address asc')}&$select=owner`)
   expect([response.status, response.data.error?.code]).toEqual([400, 'INVALID_QUERY'])
 })
+
+describe('a read is checked as CAP sees it and bounded before it runs', () => {
+  test.each([
+    ['$apply written encoded inside $filter (CAP decodes the whole URL before it splits the options)', "$filter=hash ne 'x'%26%24apply%3Dgroupby((epoch))", 'UNSUPPORTED_QUERY_OPTION'],
+    ['$top written encoded inside $filter beside a $top of its own', "$top=1&$filter=hash ne 'x'%26%24top%3D5000", 'DUPLICATE_QUERY_OPTION'],
+    ['$expand given twice (the inner $top of the second was not checked)', '$top=1&$expand=epochInfo&$expand=transactions($top=5000)', 'DUPLICATE_QUERY_OPTION'],
+    ['$expand four levels deep', '$top=1&$expand=epochInfo($expand=blocks($top=1;$expand=transactions($expand=inputs)))', 'EXPAND_TOO_DEEP'],
+    ['$tops whose product exceeds the row budget', '$top=100&$expand=epochInfo($expand=blocks($top=1000))', 'ROW_BUDGET_EXCEEDED'],
+    ['the read that stopped the service', '$top=100&$expand=epochInfo($expand=blocks($top=1000;$expand=transactions($expand=inputs,outputs)))', 'EXPAND_TOO_DEEP'],
+  ])('%s', async (_name, query, code) => {
+    const response = await GET(`/odata/v4/chaina-odata/Blocks?${query}`)
+    expect(response.data.error.code).toBe(code)
+    expect(response.status).toBe(400)
+  })
+
+  test('an ampersand inside a string literal stays in the literal', async () => {
+    const response = await GET("/odata/v4/chaina-odata/Blocks?$top=1&$filter=hash%20ne%20'a%26%24top%3D5'")
+    expect(response.data.value).toHaveLength(1)
+    expect(response.status).toBe(200)
+  })
+
+  describe('with a row budget of 10', () => {
+    beforeAll(() => (process.env.QUERY_ROW_BUDGET = '10'))
+    afterAll(() => delete process.env.QUERY_ROW_BUDGET)
+    const genesis = async () => (await GET('/odata/v4/chaina-odata/Blocks?$orderby=height asc&$top=1&$select=hash,txCount')).data.value[0]
+
+    test('an $expand without $top that has more rows than the page left for it is refused, never cut short', async () => {
+      const block = await genesis()
+      expect(block.txCount).toBeGreaterThan(9)
+      const response = await GET(`/odata/v4/chaina-odata/Blocks('${block.hash}')?$expand=transactions`)
+      expect(response.data.error).toMatchObject({ code: 'EXPAND_PAGE_EXCEEDED', message: expect.stringContaining('transactions holds more than 9 rows') })
+      expect(response.status).toBe(400)
+    })
+
+    test('paging inside $expand within the budget answers', async () => {
+      const block = await genesis()
+      const response = await GET(`/odata/v4/chaina-odata/Blocks('${block.hash}')?$expand=transactions($top=5;$skip=5;$select=hash)`)
+      expect(response.data.transactions).toHaveLength(5)
+      expect(response.status).toBe(200)
+    })
+
+    test('a $top inside $expand beyond the budget is refused before the read', async () => {
+      const block = await genesis()
+      const response = await GET(`/odata/v4/chaina-odata/Blocks('${block.hash}')?$expand=transactions($top=10)`)
+      expect(response.data.error.code).toBe('ROW_BUDGET_EXCEEDED')
+      expect(response.status).toBe(400)
+    })
+  })
+
+  test('to-many expansions without $top share the largest page the budget allows: a few blocks with their transactions\' outputs are read', async () => {
+    const response = await GET('/odata/v4/chaina-odata/Blocks?$top=3&$select=hash&$expand=transactions($select=hash;$expand=outputs($select=outputIndex))')
+    expect(response.data.value[0].transactions[0].outputs).toEqual(expect.any(Array))
+    expect(response.status).toBe(200)
+  })
+})
+
+describe('an object never stands where a single value is declared', () => {
+  test('an object whose toString is no function answers 400 INVALID_PROPERTY_NAME in every single-valued parameter (string conversion of it failed with a 500)', async () => {
+    const { scalar } = (cds as any).builtin.classes
+    const cases = paramsOf(param => param instanceof scalar).map(({ op, param }) => ({ op, param, body: { ...mandatoryOf(op), [param]: { toString: 1 } } }))
+    expect(cases.length).toBeGreaterThan(50)
+    expect(await mismatches(cases, 'INVALID_PROPERTY_NAME', false)).toEqual([])
+  })
+
+  test('an object answers 400 ASSERT_DATA_TYPE in every single-valued parameter', async () => {
+    const { scalar } = (cds as any).builtin.classes
+    const cases = paramsOf(param => param instanceof scalar).map(({ op, param }) => ({ op, param, body: { ...mandatoryOf(op), [param]: { nested: 1 } } }))
+    expect(await mismatches(cases, 'ASSERT_DATA_TYPE')).toEqual([])
+  })
+
+  test('a property named like a member of every object answers 400 INVALID_PROPERTY_NAME at any depth, on every action', async () => {
+    const bodies = ['{"constructor": 1}', '{"x": {"valueOf": {}}}', '{"x": [{"hasOwnProperty": "y"}]}', '{"__proto__": {"polluted": true}}']
+    const cases = operations().flatMap(op => bodies.map(body => ({ op, body })))
+    expect(await mismatches(cases, 'INVALID_PROPERTY_NAME', false)).toEqual([])
+  })
+})

@@ -40,6 +40,7 @@ import {
   toUtxo,
 } from './blockfrost-mappers.ts'
 import { NOT_FOUND, backoffSeconds, upstreamError, upstreamStatusError, type UpstreamOperation } from './upstream-errors.ts'
+import { stopIfAnswered } from '../../lib/request-work.ts'
 
 /** What the adapter needs of the chain-a options. */
 export type BlockfrostConfig = Pick<ChainAConfig, 'network' | 'projectId' | 'url' | 'timeoutMs' | 'retries' | 'clientRateLimit'>
@@ -296,6 +297,7 @@ export class BlockfrostAdapter implements ChainAPort {
   /** One upstream call; reads are tried again up to `retries` times when the upstream failed (never a submit). */
   private async call<T>(operation: UpstreamOperation, fetch: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
+      stopIfAnswered()
       this.failFastWhileBackingOff(operation)
       try {
         return await fetch()

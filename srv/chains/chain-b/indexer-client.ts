@@ -1,5 +1,6 @@
 import WebSocket from 'ws'
 import { ApiError } from '../../lib/errors.ts'
+import { stopIfAnswered } from '../../lib/request-work.ts'
 import type { ChainBConfig } from './config.ts'
 import {
   BLOCK_QUERY, BLOCKS_SUBSCRIPTION, CONTRACT_ACTION_QUERY, EPOCH_QUERY, TRANSACTIONS_QUERY,
@@ -100,6 +101,7 @@ export class IndexerClient implements ChainBPort {
   }
 
   private async fetch(url: string, init: { method: string; body?: string }): Promise<Response> {
+    stopIfAnswered()
     try {
       return await fetch(url, { ...init, headers: { 'content-type': 'application/json', accept: 'application/json' }, signal: AbortSignal.timeout(this.settings.timeoutMs) })
     } catch (error) {
