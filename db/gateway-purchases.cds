@@ -1,8 +1,8 @@
 /**
  * The purchase lane: packs of units sold for lovelace over x402 (version 2, scheme exact, on chain
- * A), and one row per quote with the payment that settles it. A payment's transaction hash is
- * unique here, and its credit's reference (`payment:<hash>`) is unique in the ledger: a payment
- * buys one pack, once.
+ * A), and one row per quote a payment was presented for (a quote itself is kept by its buyer,
+ * sealed by the gateway's MAC, and stored nowhere). A payment's transaction hash is unique here,
+ * and its credit's reference (`payment:<hash>`) is unique in the ledger: a payment buys one pack, once.
  */
 namespace gateway;
 
@@ -23,7 +23,7 @@ entity Packs {
 @assert.unique: { payment: [txHash] }
 @db.indexes: ['status, claimedAt']
 entity Purchases {
-  /** The quote id, bound into the payment (its CIP-20 memo) and echoed in the requirements' extra. */
+  /** The quote id, bound into the payment (its CIP-20 memo) and sealed into the requirements' extra. */
   key ID          : UUID;
       lane        : String(5) enum { keys; topup } not null;
       pack        : Association to Packs not null;
@@ -33,21 +33,17 @@ entity Purchases {
       network     : String(40) not null;
       /** The key topped up; for a bought key, the key once credited. */
       apiKey      : Association to ApiKeys;
-      /** The address the quote's prepared transaction pays from; once paid, the paying address (the key is bound to it). */
+      /** The paying address (a bought key is bound to it). */
       payer       : String(120);
       /**
-       * quoted: answered 402 with these requirements; claimed: a verified payment was taken on to
-       * be submitted; submitted: the chain has it, confirmations awaited; credited: the pack was
-       * credited (a new key, or a top-up); rejected: the chain refused the payment (the quote may be paid again).
+       * claimed: a verified payment was taken on to be submitted; submitted: the chain has it,
+       * confirmations awaited; credited: the pack was credited (a new key, or a top-up);
+       * rejected: the chain refused the payment (the quote may be paid again while it lasts).
        */
-      status      : String(10) enum { quoted; claimed; submitted; credited; rejected } not null default 'quoted';
+      status      : String(10) enum { claimed; submitted; credited; rejected } not null;
       txHash      : String(64);
       /** The payment's transaction as presented (CBOR hex), so whoever resumes a lapsed claim can submit it. */
       txCbor      : LargeString;
-      /** The prepared (unsigned) transaction of the quote, when the caller named a payer. */
-      preparedTx  : LargeString;
-      /** The prepared transaction's nonce: the output it spends first (`<hash>#<index>`). */
-      preparedNonce : String(80);
       claimedAt   : Timestamp;
       submittedAt : Timestamp;
       creditedAt  : Timestamp;

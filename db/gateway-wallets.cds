@@ -1,14 +1,18 @@
 /**
  * The wallet lane: sign-in with a CIP-30 wallet's `signData` over a one-time message (no
- * transaction). Each challenge is used at most once (one guarded UPDATE consumes it); a sign-in
- * opens a short session that manages the keys bound to the address; an address gets its free
- * first key once (one row here per address, and the credit's ledger reference `wallet:<address>`).
+ * transaction). A challenge is issued without a row (its nonce carries a MAC) and recorded once,
+ * when it is used: the nonce is unique here. A sign-in opens a short session that manages the keys
+ * bound to the address. Free units go once per payment credential and once per stake credential
+ * (a row here per credential, ever), to addresses the chain knows, within a daily budget.
  */
 namespace gateway;
 
-using { gateway.ApiKeys } from './gateway';
+using { gateway.ApiKeys, gateway.Units } from './gateway';
 
-/** A one-time message to sign, issued for one address; the nonce is its key. */
+/**
+ * A used sign-in challenge: one row per sign-in, written when the challenge is used (the nonce is
+ * its key, so a challenge signs in once) and kept until a day after it expired.
+ */
 @db.indexes: ['expiresAt']
 entity SignInChallenges {
   key nonce      : String(64);
@@ -16,11 +20,11 @@ entity SignInChallenges {
       address    : String(120) not null;
       /** CAIP-2 style, e.g. `cardano:preprod`. */
       network    : String(40) not null;
-      /** The exact text to sign; its UTF-8 bytes must be the signed payload. */
+      /** The exact text signed: its UTF-8 bytes were the signed payload. */
       message    : LargeString not null;
       issuedAt   : Timestamp not null;
       expiresAt  : Timestamp not null;
-      /** Set once, by the sign-in that used the challenge. */
+      /** When the sign-in used the challenge. */
       consumedAt : Timestamp;
 }
 
@@ -36,9 +40,27 @@ entity WalletSessions {
       revokedAt : Timestamp;
 }
 
-/** An address that got its free first key: one row per address, ever. */
+/** An address that got its free first key: one row per address, ever (with one row per credential in WalletFreeCredentials). */
 entity WalletAccounts {
   key address   : String(120);
       firstKey  : Association to ApiKeys;
       createdAt : Timestamp not null;
+}
+
+/**
+ * A credential whose free units were given: `payment:key:<hash>`, `stake:key:<hash>` or
+ * `stake:script:<hash>` (hex). One row per credential, ever; a sign-in records all of its
+ * address's credentials in one transaction, or none.
+ */
+entity WalletFreeCredentials {
+  key credential : String(80);
+      /** The address whose sign-in got the free units. */
+      address    : String(120) not null;
+      givenAt    : Timestamp not null;
+}
+
+/** Free units given per UTC day, against the daily budget: one row per day, raised by one guarded UPDATE. */
+entity WalletFreeUnitDays {
+  key utcDay : String(10);
+      units  : Units not null default 0;
 }

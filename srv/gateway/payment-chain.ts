@@ -1,7 +1,8 @@
+import { LRUCache } from 'lru-cache'
 import { chainA } from '../chains/chain-a/index.ts'
 import { networkIdOf, type OutputRef } from '../chains/chain-a/csl.ts'
 import { slotConfigFor, type SlotConfig } from '../chains/chain-a/plutus.ts'
-import type { ChainAPort, ChainProtocolParameters } from '../chains/chain-a/port.ts'
+import type { ChainAPort, ChainProtocolParameters, ChainUtxo } from '../chains/chain-a/port.ts'
 import { preparePayment } from '../chains/chain-a/payments/payment-transaction.ts'
 import type { PaymentChainView } from '../chains/chain-a/payments/exact.ts'
 import { ApiError } from '../lib/errors.ts'
@@ -74,9 +75,30 @@ interface PaymentRequest {
 
 /** The payment transaction prepared for a payer (unsigned: the payer's wallet signs it). */
 export async function preparedPayment(chain: PaymentChain, request: PaymentRequest) {
-  const utxos = await chain.port.addressUtxos(request.payer)
+  const utxos = await payerOutputs(chain.port, request.payer)
   if (!utxos.length) throw new ApiError(400, 'PAYER_HAS_NO_FUNDS', `${request.payer} holds no unspent outputs to pay with`, { target: 'payer' })
   return preparePayment({
     ...request, utxos, protocolParameters: chain.protocolParameters, currentSlot: chain.currentSlot(), networkId: chain.networkId, slotConfig: chain.slotConfig,
   })
+}
+
+/** How long a payer's outputs, once read, serve its quotes (a payment the chain has not taken yet may still spend them anyway). */
+const PAYER_OUTPUTS_TTL_MS = 5_000
+/** Payers remembered at once, and their outputs together: a bounded cache, the least recently used go first. */
+const PAYER_OUTPUTS_MAX_PAYERS = 1_000
+const PAYER_OUTPUTS_MAX_OUTPUTS = 100_000
+
+/** Payers' outputs: quotes for one payer within PAYER_OUTPUTS_TTL_MS read the chain once, and concurrent reads of one address are one read. */
+const payerOutputsCache = new LRUCache<string, ChainUtxo[], ChainAPort>({
+  max: PAYER_OUTPUTS_MAX_PAYERS, maxSize: PAYER_OUTPUTS_MAX_OUTPUTS, sizeCalculation: utxos => utxos.length + 1, ttl: PAYER_OUTPUTS_TTL_MS,
+  fetchMethod: (address, _stale, { context }) => context.addressUtxos(address),
+})
+
+async function payerOutputs(port: ChainAPort, address: string): Promise<ChainUtxo[]> {
+  return (await payerOutputsCache.fetch(address, { context: port })) ?? []
+}
+
+/** Forgets what was read of a payer's outputs: a payment of theirs was just submitted. */
+export const forgetPayerOutputs = (address: string) => {
+  payerOutputsCache.delete(address)
 }

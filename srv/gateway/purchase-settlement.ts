@@ -3,7 +3,8 @@ import { Packs, Purchase, Purchases } from '#cds-models/gateway'
 import { insertKey, type IssuedKey } from './accounts.ts'
 import { gatewayConfig } from './config.ts'
 import { creditInTransaction } from './ledger.ts'
-import type { PaymentChain } from './payment-chain.ts'
+import { forgetPayerOutputs, type PaymentChain } from './payment-chain.ts'
+import type { QuoteTerms } from './purchase-quotes.ts'
 import type { PaymentProblem } from './x402.ts'
 import { isApiError } from '../lib/errors.ts'
 import { isUniqueViolation } from '../lib/plain-sql.ts'
@@ -11,10 +12,11 @@ import { isUniqueViolation } from '../lib/plain-sql.ts'
 /**
  * How a verified payment settles a quote, so that it is never lost and never credited twice:
  *
- * 1. Claim: one guarded UPDATE takes the quote (quoted, or rejected before) for this transaction
- *    hash; the hash is unique among purchases, so one payment settles one quote. Whoever finds the
- *    quote already claimed by this very payment resumes instead (a retry, another instance, a
- *    request after a restart).
+ * 1. Claim: the purchase row is written now, by one INSERT; its id is the quote's and the payment's
+ *    transaction hash is unique among purchases, so one quote is paid once and one payment settles
+ *    one quote. A quote whose payment the chain refused is taken again by one guarded UPDATE.
+ *    Whoever finds the quote already claimed by this very payment resumes instead (a retry,
+ *    another instance, a request after a restart).
  * 2. Submit, once: by the claimant; should it die before the chain has the payment, a resumer takes
  *    over the claim once it has lapsed (CLAIM_LAPSE_MS) and submits the stored transaction.
  * 3. Follow: up to the configured wait, until the payment is `confirmations` blocks deep; if not
@@ -24,8 +26,8 @@ import { isUniqueViolation } from '../lib/plain-sql.ts'
  *    topped-up key. A second resumer finds it credited.
  */
 
-const { SELECT, UPDATE } = cds.ql
-const { quoted, claimed, submitted, credited, rejected } = Purchase.status
+const { SELECT, INSERT, UPDATE } = cds.ql
+const { claimed, submitted, credited, rejected } = Purchase.status
 const CLAIM_LAPSE_MS = 30_000
 const POLL_MS = 250
 
@@ -46,11 +48,13 @@ type Credit =
   | { kind: 'top-up'; keyId: string; unitsLeft: number }
   | { kind: 'already-credited'; txHash: string; keyId: string }
 
-export async function settle(quote: Purchase, payment: VerifiedPayment, chain: PaymentChain): Promise<Settlement> {
+export async function settle(quote: QuoteTerms, payment: VerifiedPayment, chain: PaymentChain): Promise<Settlement> {
   const taken = await claim(quote, payment)
   if (taken.kind !== 'mine' && taken.kind !== 'resume') return taken
-  if (taken.kind === 'mine' || (await takeOverLapsedClaim(quote.ID!, payment.txHash))) {
-    const submission = await submitOnce(quote.ID!, payment, chain)
+  if (taken.kind === 'mine' || (await takeOverLapsedClaim(quote.quoteId, payment.txHash))) {
+    const submission = await submitOnce(quote.quoteId, payment, chain)
+    // The outputs this payment spends are no longer the payer's to quote with.
+    for (const address of [payment.payer, quote.payer]) if (address) forgetPayerOutputs(address)
     if (submission) return submission
   }
   return follow(payment, chain)
@@ -58,28 +62,50 @@ export async function settle(quote: Purchase, payment: VerifiedPayment, chain: P
 
 type Claim = Settlement | { kind: 'mine' } | { kind: 'resume' }
 
-async function claim(quote: Purchase, payment: VerifiedPayment): Promise<Claim> {
+async function claim(quote: QuoteTerms, payment: VerifiedPayment): Promise<Claim> {
   const now = new Date().toISOString()
-  try {
-    const affected = await cds.tx(() => UPDATE.entity(Purchases)
-      .set({ status: claimed, txHash: payment.txHash, txCbor: Buffer.from(payment.cbor).toString('hex'), payer: payment.payer, claimedAt: now, reason: null })
-      .where({ ID: quote.ID, status: { in: [quoted, rejected] }, expiresAt: { '>': now } }))
-    if (affected === 1) return { kind: 'mine' }
-  } catch (error) {
-    if (!isUniqueViolation(error)) throw error
-    return usedElsewhere(payment.txHash)
+  if (Date.parse(quote.expiresAt) > Date.parse(now)) {
+    const taken = await takeQuote(quote, payment, now)
+    if (taken === 'taken') return { kind: 'mine' }
+    if (taken === 'payment-used') return usedElsewhere(payment.txHash)
   }
-  const current = await cds.tx(() => SELECT.one.from(Purchases).columns('status', 'txHash', 'apiKey_ID', 'expiresAt').where({ ID: quote.ID }))
+  const current = await cds.tx(() => SELECT.one.from(Purchases).columns('status', 'txHash', 'apiKey_ID').where({ ID: quote.quoteId }))
   if (current?.txHash === payment.txHash) {
     if (current.status === credited) return { kind: 'already-credited', txHash: payment.txHash, keyId: current.apiKey_ID! }
     if (current.status === claimed || current.status === submitted) return { kind: 'resume' }
   }
-  const other = await cds.tx(() => SELECT.one.from(Purchases).columns('ID').where({ txHash: payment.txHash }))
+  const other = await cds.tx(() => SELECT.one.from(Purchases).columns('ID').where({ txHash: payment.txHash, ID: { '!=': quote.quoteId } }))
   if (other) return usedElsewhere(payment.txHash)
-  if (current && (current.status === quoted || current.status === rejected)) {
-    return refused('QUOTE_EXPIRED', 'quote_expired', `Quote ${quote.ID} expired at ${current.expiresAt}: ask for a new one without PAYMENT-SIGNATURE`)
+  if (!current || current.status === rejected) {
+    return refused('QUOTE_EXPIRED', 'quote_expired', `Quote ${quote.quoteId} expired at ${quote.expiresAt}: ask for a new one without PAYMENT-SIGNATURE`)
   }
-  return refused('QUOTE_ALREADY_PAID', 'quote_already_paid', `Quote ${quote.ID} is paid by another transaction (${current?.txHash}); ask for a new quote to buy again`)
+  return refused('QUOTE_ALREADY_PAID', 'quote_already_paid', `Quote ${quote.quoteId} is paid by another transaction (${current.txHash}); ask for a new quote to buy again`)
+}
+
+/**
+ * Takes the quote for this payment: a new purchase row (the quote's first payment), else the row
+ * of a quote whose payment the chain refused, while the quote lasts. The unique transaction hash
+ * refuses a payment that settles another quote.
+ */
+async function takeQuote(quote: QuoteTerms, payment: VerifiedPayment, now: string): Promise<'taken' | 'payment-used' | 'not-taken'> {
+  const claim = { status: claimed, txHash: payment.txHash, txCbor: Buffer.from(payment.cbor).toString('hex'), payer: payment.payer, claimedAt: now, reason: null }
+  const row = {
+    ID: quote.quoteId, lane: quote.lane, pack_name: quote.pack, units: quote.units, lovelace: Number(quote.lovelace), payTo: quote.payTo, network: quote.network,
+    apiKey_ID: quote.keyId ?? null, createdAt: now, expiresAt: quote.expiresAt, ...claim,
+  }
+  try {
+    await cds.tx(() => INSERT.into(Purchases).entries(row))
+    return 'taken'
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error
+  }
+  try {
+    const affected = await cds.tx(() => UPDATE.entity(Purchases).set(claim).where({ ID: quote.quoteId, status: rejected, expiresAt: { '>': now } }))
+    return affected === 1 ? 'taken' : 'not-taken'
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error
+    return 'payment-used'
+  }
 }
 
 const usedElsewhere = (txHash: string) =>
@@ -136,23 +162,23 @@ async function confirmationsOf(txHash: string, chain: PaymentChain): Promise<num
 }
 
 /** Credits the confirmed payment's pack, exactly once. */
-export async function creditPurchase(quote: Purchase, settlement: { txHash: string; payer: string }): Promise<Credit> {
-  const note = `${quote.pack_name} pack, payment ${settlement.txHash}`
+export async function creditPurchase(quote: QuoteTerms, settlement: { txHash: string; payer: string }): Promise<Credit> {
+  const note = `${quote.pack} pack, payment ${settlement.txHash}`
   const reference = `payment:${settlement.txHash}`
   try {
     return await cds.tx(async tx => {
       const now = new Date().toISOString()
       if (quote.lane === 'topup') {
-        if (!(await markCredited(quote.ID!, settlement.txHash, quote.apiKey_ID!, now))) throw new AlreadyCredited()
-        return { kind: 'top-up' as const, keyId: quote.apiKey_ID!, unitsLeft: await creditInTransaction(tx, quote.apiKey_ID!, Number(quote.units), note, reference) }
+        if (!(await markCredited(quote.quoteId, settlement.txHash, quote.keyId!, now))) throw new AlreadyCredited()
+        return { kind: 'top-up' as const, keyId: quote.keyId!, unitsLeft: await creditInTransaction(tx, quote.keyId!, quote.units, note, reference) }
       }
-      const issued = await insertKey({ plan: await planOf(quote), units: Number(quote.units), boundAddress: settlement.payer, label: `bought: ${quote.pack_name}`, note, reference })
-      if (!(await markCredited(quote.ID!, settlement.txHash, issued.id, now))) throw new AlreadyCredited()
+      const issued = await insertKey({ plan: await planOf(quote.pack), units: quote.units, boundAddress: settlement.payer, label: `bought: ${quote.pack}`, note, reference })
+      if (!(await markCredited(quote.quoteId, settlement.txHash, issued.id, now))) throw new AlreadyCredited()
       return { kind: 'new-key' as const, issued }
     })
   } catch (error) {
     if (!(error instanceof AlreadyCredited) && !isUniqueViolation(error)) throw error
-    const row = await cds.tx(() => SELECT.one.from(Purchases).columns('apiKey_ID').where({ ID: quote.ID }))
+    const row = await cds.tx(() => SELECT.one.from(Purchases).columns('apiKey_ID').where({ ID: quote.quoteId }))
     return { kind: 'already-credited', txHash: settlement.txHash, keyId: row?.apiKey_ID ?? '' }
   }
 }
@@ -164,7 +190,7 @@ async function markCredited(quoteId: string, txHash: string, keyId: string, now:
   return affected === 1
 }
 
-async function planOf(quote: Purchase): Promise<string> {
-  const pack = await SELECT.one.from(Packs).columns('plan_name').where({ name: quote.pack_name })
+async function planOf(packName: string): Promise<string> {
+  const pack = await SELECT.one.from(Packs).columns('plan_name').where({ name: packName })
   return pack?.plan_name ?? 'standard'
 }

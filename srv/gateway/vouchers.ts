@@ -15,7 +15,8 @@ import { isUniqueViolation, runWrite, tableOf } from '../lib/plain-sql.ts'
  * The code lane. The operator creates voucher codes (each shown once); whoever holds one redeems
  * it at POST /vouchers/redeem: without a key for a new key, with a key for a top-up of that key.
  * Redemption is one transaction around one guarded UPDATE of the voucher's counter, so a code is
- * never redeemed beyond its limit, whatever the concurrency and however many instances.
+ * never redeemed beyond its limit, whatever the concurrency and however many instances; why a
+ * code did not redeem is asked only after the UPDATE found nothing.
  */
 
 const { SELECT, INSERT, UPDATE } = cds.ql
@@ -96,24 +97,35 @@ let failureWindow: FailureWindow | undefined
 /** Failed attempts per key, or per client address when no key is presented; one per process, bounded. */
 const failures = () => (failureWindow ??= new FailureWindow(gatewayConfig().voucherFailures, gatewayConfig().voucherFailureWindowS))
 
+/** A code used up this recently was valid moments ago: whoever finds it used up lost a race for its last use. */
+const LOST_RACE_WINDOW_MS = 60_000
+
 /**
- * POST /vouchers/redeem `{ code }`. Unknown, used-up, revoked and expired codes answer alike; a
- * mistyped code is told at once (its check character reveals nothing about which codes exist).
- * Both count as failed attempts of the caller: its key when it presents one (so a valid key is
- * limited only by its own failures, never by others' behind the same address), else its address.
+ * POST /vouchers/redeem `{ code }`. The code is tried first, so a redeemable code is always
+ * redeemed, whatever others failed before from the same address. Unknown, used-up, revoked and
+ * expired codes answer alike, and only they count as failed attempts of the caller: its key when
+ * it presents one (so a key is limited only by its own failures), else its address. A mistyped
+ * code is told at once and counts nothing (its check character reveals nothing about which codes
+ * exist); nor does losing a race for a code's last use, nor a key redeeming a code twice. Once the
+ * caller has failed the configured number of times, its further failing attempts answer 429.
  */
 export async function redeemVoucher(call: MaybeKeyedCall): Promise<Answer> {
-  const subject = call.key ? `key:${call.key.ID}` : `address:${call.client}`
+  const code = (call.body as { code?: unknown } | null | undefined)?.code
+  if (typeof code !== 'string') return refusal(400, 'INVALID_CODE', 'The body must be a JSON object with the voucher code as a string: { "code": "…" }')
+  const parsed = parseVoucherCode(code)
+  if (!parsed.ok) return refusal(400, parsed.code, parsed.message)
+  const redemption = await redeem(hashVoucherCode(parsed.normalised), call.key)
+  return 'answer' in redemption ? redemption.answer : failedAttempt(call.key ? `key:${call.key.ID}` : `address:${call.client}`)
+}
+
+/** A real failure: counted, and answered 429 instead once the caller has failed too often. */
+function failedAttempt(subject: string): Answer {
   const blockedForS = failures().blocked(subject)
   if (blockedForS !== undefined) {
     return refusal(429, 'TOO_MANY_FAILED_ATTEMPTS', `Too many failed voucher attempts; retry after ${blockedForS} s`, {}, { 'Retry-After': blockedForS })
   }
-  const code = (call.body as { code?: unknown } | null | undefined)?.code
-  if (typeof code !== 'string') return refusal(400, 'INVALID_CODE', 'The body must be a JSON object with the voucher code as a string: { "code": "…" }')
-  const parsed = parseVoucherCode(code)
-  const answer = parsed.ok ? await redeem(hashVoucherCode(parsed.normalised), call.key) : refusal(400, parsed.code, parsed.message)
-  if (!parsed.ok || answer.status === 404) failures().record(subject)
-  return answer
+  failures().record(subject)
+  return notRedeemable()
 }
 
 interface RedeemedVoucher {
@@ -122,12 +134,15 @@ interface RedeemedVoucher {
   hint: string
 }
 
+/** The answer to a redemption, or a failed attempt (an unknown, used-up, revoked or expired code). */
+type Redemption = { answer: Answer } | { failed: true }
+
 /** The transaction found the code not redeemable: nothing of it stays. */
 class NotRedeemable extends Error {}
 
-async function redeem(codeHash: string, key?: KeyRecord): Promise<Answer> {
+async function redeem(codeHash: string, key?: KeyRecord): Promise<Redemption> {
   try {
-    return await cds.tx(async tx => {
+    const answer = await cds.tx(async tx => {
       const voucher = await takeRedemption(codeHash)
       if (!voucher) throw new NotRedeemable()
       const redemptionId = cds.utils.uuid()
@@ -142,11 +157,19 @@ async function redeem(codeHash: string, key?: KeyRecord): Promise<Answer> {
       const unitsLeft = await creditInTransaction(tx, key.ID, voucher.units, `voucher ${voucher.hint}`, `voucher:${voucher.ID}:${key.ID}`)
       return ok({ id: key.ID, credited: voucher.units, unitsLeft }, { [UNITS_LEFT]: unitsLeft })
     })
+    return { answer }
   } catch (error) {
-    if (error instanceof NotRedeemable) return (key && await alreadyRedeemedBy(codeHash, key.ID)) ? alreadyRedeemed() : notRedeemable()
-    if (key && isUniqueViolation(error)) return alreadyRedeemed()
+    if (error instanceof NotRedeemable) return whyNotRedeemed(codeHash, key)
+    if (key && isUniqueViolation(error)) return { answer: alreadyRedeemed() }
     throw error
   }
+}
+
+/** Why the guarded UPDATE found nothing to redeem: the key's second try, a lost race, or a real failure. */
+async function whyNotRedeemed(codeHash: string, key?: KeyRecord): Promise<Redemption> {
+  if (key && await alreadyRedeemedBy(codeHash, key.ID)) return { answer: alreadyRedeemed() }
+  if (await lostRace(codeHash)) return { answer: notRedeemable() }
+  return { failed: true }
 }
 
 const alreadyRedeemed = () => refusal(409, 'VOUCHER_ALREADY_REDEEMED', 'This key has already redeemed this code')
@@ -170,6 +193,21 @@ async function takeRedemption(codeHash: string): Promise<RedeemedVoucher | undef
 /** The redemption row; a second one of the same key and voucher fails on their unique pair. */
 async function recordRedemption(id: string, voucherId: string, keyId: string) {
   await INSERT.into(VoucherRedemptions).entries({ ID: id, voucher_ID: voucherId, apiKey_ID: keyId, redeemedAt: new Date().toISOString() })
+}
+
+/**
+ * Whether the code is a valid one (known, neither revoked nor expired) whose last use went to a
+ * redemption within LOST_RACE_WINDOW_MS: the caller lost a race for it, it did not try a wrong code.
+ */
+async function lostRace(codeHash: string): Promise<boolean> {
+  const now = Date.now()
+  return cds.tx(async () => {
+    const voucher = await SELECT.one.from(Vouchers).columns('ID', 'revokedAt', 'expiresAt').where({ codeHash })
+    if (!voucher || voucher.revokedAt || (voucher.expiresAt && Date.parse(voucher.expiresAt) <= now)) return false
+    const recent = await SELECT.one.from(VoucherRedemptions).columns('ID')
+      .where({ voucher_ID: voucher.ID, redeemedAt: { '>=': new Date(now - LOST_RACE_WINDOW_MS).toISOString() } })
+    return !!recent
+  })
 }
 
 /** Whether the key has redeemed the code with this hash before (why a code with no redemption left refuses it). */

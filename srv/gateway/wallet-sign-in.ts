@@ -1,15 +1,15 @@
-import { randomBytes } from 'node:crypto'
 import cds from '@sap/cds'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { ApiKey, ApiKeys, SignInChallenges, WalletAccounts, WalletSessions } from '#cds-models/gateway'
-import { insertKey, revokeKey, rotateKey, type IssuedKey } from './accounts.ts'
+import { ApiKey, ApiKeys, SignInChallenges, WalletSessions } from '#cds-models/gateway'
+import { revokeKey, rotateKey } from './accounts.ts'
 import { ok, refusal, type Answer } from './answers.ts'
 import { gatewayConfig } from './config.ts'
 import { deliverKey } from './key-delivery.ts'
 import { hashSecret, newSecret, prefixOf } from './keys.ts'
 import type { OwnCall } from './calls.ts'
 import { FailureWindow } from './rate-limits.ts'
-import { TokenBuckets } from '../lib/token-buckets.ts'
+import { issueChallenge, openChallenge, type Challenge } from './sign-in-challenge.ts'
+import { freeUnitsAnswer, freeUnitsFor } from './wallet-free-units.ts'
 import { chainA } from '../chains/chain-a/index.ts'
 import { addressNetworkId, decodeAddress, networkIdOf } from '../chains/chain-a/csl.ts'
 import { verifyDataSignature, type DataSignatureProblem } from '../chains/chain-a/signing/data-signature.ts'
@@ -18,19 +18,17 @@ import { runWrite, tableOf } from '../lib/plain-sql.ts'
 /**
  * The wallet lane: sign-in with a CIP-30 wallet, no transaction. POST /auth/challenge issues a
  * one-time message for an address (nonce, the configured domain and URI, network, expiry in five
- * minutes); the wallet signs its UTF-8 bytes with `signData`; POST /auth/verify checks the
- * signature (signing/data-signature.ts) against the stored message, then consumes the nonce with
- * one guarded UPDATE (of concurrent verifies of one nonce exactly one wins). A sign-in opens a
- * short session (`cgs_…`, not a key) that lists, rotates and revokes the keys bound to the
- * address; an address's first sign-in also gets its free first key, once.
+ * minutes) and stores nothing: the nonce carries a MAC (sign-in-challenge.ts). The wallet signs
+ * the message's UTF-8 bytes with `signData`; POST /auth/verify rebuilds the message from the
+ * nonce, checks the signature (signing/data-signature.ts) against it, then uses the challenge with
+ * one INSERT unique on the nonce (of concurrent verifies of one nonce exactly one wins). A sign-in
+ * opens a short session (`cgs_…`, not a key) that lists, rotates and revokes the keys bound to the
+ * address; a wallet's first sign-in may also get its free first key (wallet-free-units.ts).
  */
 
-const { SELECT, INSERT, UPDATE, DELETE } = cds.ql
+const { SELECT, INSERT, UPDATE } = cds.ql
 
 export const SESSION_PREFIX = 'cgs'
-const CHALLENGE_SECONDS = 300
-const STATEMENT = 'Sign in to the Chain-Access Gateway. No transaction, no fee.'
-const ACTION = 'Sign in'
 const ADDRESS_PREFIX = /^(addr|stake)(_test)?1[02-9ac-hj-np-z]+$/
 const MAX_ADDRESS_LENGTH = 120
 const NONCE = /^[0-9a-f]{64}$/
@@ -43,58 +41,18 @@ const SESSION_INVALID = refusal(401, 'SESSION_INVALID', 'Send a valid wallet ses
 
 // ---- POST /auth/challenge ------------------------------------------------------------------
 
-/** Challenges a client address may be issued: a burst, then one a second (each is a row until it expires). */
-const CHALLENGE_RATE = { perSecond: 1, burst: 60 }
-const challengeBuckets = new TokenBuckets()
-
+/**
+ * A challenge for the address. It is written nowhere and costs an address check and a hash, so
+ * it needs no limit of its own: no client can use up what another client's sign-in needs.
+ */
 export async function walletChallenge(call: OwnCall): Promise<Answer> {
   const fields = fieldsOf(call.body, '{ "address": "<your bech32 address>" }')
   if (!fields.ok) return fields.answer
   const network = await deploymentNetwork()
   const address = signInAddress(fields.value.address, network.id)
   if (!address.ok) return address.answer
-  const rate = challengeBuckets.take(call.client, CHALLENGE_RATE.perSecond, CHALLENGE_RATE.burst)
-  if (!rate.ok) return refusal(429, 'RATE_LIMITED', `Too many sign-in challenges from this address; retry after ${rate.retryAfterS} s`, {}, { 'Retry-After': rate.retryAfterS })
-
-  const nonce = randomBytes(32).toString('hex')
-  const issued = new Date()
-  const issuedAt = issued.toISOString()
-  const expiresAt = new Date(issued.getTime() + CHALLENGE_SECONDS * 1000).toISOString()
-  const message = signInMessage({ address: address.value, network: network.caip, nonce, issuedAt, expiresAt })
-  await cds.tx(async () => {
-    // Expired challenges answer nothing any more: the table keeps only the live ones.
-    await DELETE.from(SignInChallenges).where({ expiresAt: { '<': issuedAt } })
-    await INSERT.into(SignInChallenges).entries({ nonce, address: address.value, network: network.caip, message, issuedAt, expiresAt })
-  })
+  const { nonce, message, issuedAt, expiresAt } = issueChallenge(address.value, network.caip)
   return ok({ address: address.value, network: network.caip, nonce, message, payloadHex: Buffer.from(message, 'utf8').toString('hex'), issuedAt, expiresAt })
-}
-
-interface MessageFields {
-  address: string
-  network: string
-  nonce: string
-  issuedAt: string
-  expiresAt: string
-}
-
-/**
- * The text the wallet shows and signs: JSON with CIP-93's `uri`, `action` and `nonce` and SIWE's
- * domain, statement, address, network, issue and expiry times. Domain and URI come from the
- * configured public URL, never from the request's Host header.
- */
-function signInMessage(fields: MessageFields): string {
-  const publicUrl = gatewayConfig().publicUrl
-  return JSON.stringify({
-    domain: new URL(publicUrl).host,
-    uri: `${publicUrl}/auth/verify`,
-    statement: STATEMENT,
-    address: fields.address,
-    network: fields.network,
-    nonce: fields.nonce,
-    issuedAt: fields.issuedAt,
-    expirationTime: fields.expiresAt,
-    action: ACTION,
-  }, null, 2)
 }
 
 async function deploymentNetwork() {
@@ -132,18 +90,17 @@ async function verify(body: unknown): Promise<Answer> {
   const request = await signInRequest(body)
   if (!request.ok) return request.answer
   const { address, nonce } = request.value
-  const challenge = await cds.tx(() => SELECT.one.from(SignInChallenges).where({ nonce }))
-  const now = new Date().toISOString()
-  if (!challenge || challenge.address !== address || challenge.consumedAt || challenge.expiresAt! <= now) return CHALLENGE_INVALID
+  const challenge = openChallenge(nonce, address, (await deploymentNetwork()).caip)
+  if (!challenge) return CHALLENGE_INVALID
 
-  const check = verifyDataSignature({ address, signature: request.value.signature, key: request.value.key, payload: Buffer.from(challenge.message!, 'utf8') })
+  const check = verifyDataSignature({ address, signature: request.value.signature, key: request.value.key, payload: Buffer.from(challenge.message, 'utf8') })
   if (!check.valid) return signatureRefusal(check.code, check.message)
 
-  const signedIn = await cds.tx(() => signIn(address, nonce))
-  if (!signedIn) return CHALLENGE_INVALID
-  const session = { token: signedIn.token, expiresAt: signedIn.expiresAt }
-  if (signedIn.firstKey) return ok(deliverKey(signedIn.firstKey, { address, session }))
-  return ok({ address, session, keys: await keysBoundTo(address) })
+  const session = await cds.tx(() => signIn(challenge))
+  if (!session) return CHALLENGE_INVALID
+  const freeUnits = await freeUnitsFor(address)
+  if ('given' in freeUnits) return ok(deliverKey(freeUnits.given, { address, session, freeUnits: freeUnitsAnswer(freeUnits, address) }))
+  return ok({ address, session, keys: await keysBoundTo(address), freeUnits: freeUnitsAnswer(freeUnits, address) })
 }
 
 const FORMAT_PROBLEMS: Partial<Record<DataSignatureProblem, string>> = {
@@ -172,43 +129,32 @@ async function signInRequest(body: unknown): Promise<Checked<SignIn>> {
 
 const isHex = (value: unknown): value is string => typeof value === 'string' && value.length % 2 === 0 && HEX.test(value)
 
-interface SignedIn {
+interface OpenedSession {
   token: string
   expiresAt: string
-  firstKey?: IssuedKey
 }
 
 /**
- * In one transaction: consume the challenge (the guarded UPDATE decides between concurrent
- * verifies), open the session and, for an address that never had one, issue the free first key.
- * Undefined when another verify consumed the challenge first (or it expired meanwhile).
+ * In one transaction: use the challenge (one INSERT unique on the nonce decides between concurrent
+ * verifies, on any instance) and open the session. Undefined when the challenge was used already.
  */
-async function signIn(address: string, nonce: string): Promise<SignedIn | undefined> {
+async function signIn(challenge: Challenge): Promise<OpenedSession | undefined> {
   const now = new Date()
-  const consumed = await UPDATE.entity(SignInChallenges).set({ consumedAt: now.toISOString() })
-    .where({ nonce, address, consumedAt: null, expiresAt: { '>': now.toISOString() } })
-  if (consumed !== 1) return undefined
-
+  if (!(await useChallenge(challenge, now.toISOString()))) return undefined
   const token = newSecret(SESSION_PREFIX)
   const expiresAt = new Date(now.getTime() + gatewayConfig().walletSessionMinutes * 60_000).toISOString()
-  await INSERT.into(WalletSessions).entries({ ID: cds.utils.uuid(), tokenHash: hashSecret(token), address, createdAt: now.toISOString(), expiresAt })
-  return { token, expiresAt, firstKey: await firstKeyOf(address, now.toISOString()) }
+  await INSERT.into(WalletSessions).entries({ ID: cds.utils.uuid(), tokenHash: hashSecret(token), address: challenge.address, createdAt: now.toISOString(), expiresAt })
+  return { token, expiresAt }
 }
 
-/**
- * The free first key, when this address never got one. The account row is claimed first, with
- * ON CONFLICT DO NOTHING, so a concurrent sign-in of the same address (another nonce) simply gets
- * no key, and the transaction stays usable on PostgreSQL.
- */
-async function firstKeyOf(address: string, now: string): Promise<IssuedKey | undefined> {
-  const claimed = await runWrite(`INSERT INTO ${tableOf(WalletAccounts)} (address, createdAt) VALUES (?, ?) ON CONFLICT DO NOTHING`, [address, now])
-  if (claimed !== 1) return undefined
-  const issued = await insertKey({
-    plan: 'trial', units: gatewayConfig().walletFreeUnits, boundAddress: address, label: 'wallet sign-in',
-    note: 'wallet sign-in: free calls', reference: `wallet:${address}`,
-  })
-  await UPDATE.entity(WalletAccounts).set({ firstKey_ID: issued.id }).where({ address })
-  return issued
+/** Records the challenge as used; false when it was (ON CONFLICT DO NOTHING keeps the transaction usable on PostgreSQL). */
+async function useChallenge(challenge: Challenge, now: string): Promise<boolean> {
+  const { nonce, address, network, message, issuedAt, expiresAt } = challenge
+  const recorded = await runWrite(
+    `INSERT INTO ${tableOf(SignInChallenges)} (nonce, address, network, message, issuedAt, expiresAt, consumedAt) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    [nonce, address, network, message, issuedAt, expiresAt, now],
+  )
+  return recorded === 1
 }
 
 // ---- the session's routes ------------------------------------------------------------------

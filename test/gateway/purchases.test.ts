@@ -13,10 +13,13 @@ process.env.GATEWAY_RATE_PER_SECOND = '100000'
 process.env.GATEWAY_BURST = '100000'
 process.env.GATEWAY_X402_SETTLE_WAIT_MS = '300'
 process.env.GATEWAY_X402_CONFIRMATIONS = '1'
+// This file's quotes all come from one address; the limits on quotes are tested in purchase-quotes.test.ts.
+process.env.GATEWAY_X402_QUOTES_PER_MINUTE = '10000'
+process.env.GATEWAY_X402_PAYER_QUOTES_PER_MINUTE = '10000'
 const { POST, GET, defaults } = cds.test(__dirname + '/../..')
 defaults.validateStatus = () => true
 
-const ENV = ['GATEWAY_ENABLED', 'GATEWAY_RATE_PER_SECOND', 'GATEWAY_BURST', 'GATEWAY_X402_SETTLE_WAIT_MS', 'GATEWAY_X402_CONFIRMATIONS']
+const ENV = ['GATEWAY_ENABLED', 'GATEWAY_RATE_PER_SECOND', 'GATEWAY_BURST', 'GATEWAY_X402_SETTLE_WAIT_MS', 'GATEWAY_X402_CONFIRMATIONS', 'GATEWAY_X402_QUOTES_PER_MINUTE', 'GATEWAY_X402_PAYER_QUOTES_PER_MINUTE']
 afterAll(() => {
   for (const name of ENV) delete process.env[name]
 })
@@ -53,7 +56,10 @@ test('POST /keys without payment answers 402 with x402 version 2 requirements in
   expect(required.accepts).toHaveLength(1)
   const [accepts] = required.accepts
   expect(accepts).toMatchObject({ scheme: 'exact', network: 'cardano:devnet', asset: 'lovelace', amount: '5000000', payTo: runningDevnet().wallets().at(-1)!.address, maxTimeoutSeconds: 600 })
-  expect(accepts.extra).toMatchObject({ quoteId: expect.any(String), pack: 'starter', units: 10000, confirmationPolicy: { l1Confirmations: 1 } })
+  expect(accepts.extra).toMatchObject({
+    quoteId: expect.any(String), lane: 'keys', pack: 'starter', units: 10000, lovelace: '5000000', payTo: accepts.payTo, network: 'cardano:devnet', expiresAt: expect.any(String),
+    mac: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), confirmationPolicy: { l1Confirmations: 1 },
+  })
   expect(answer.data.accepts).toEqual(required.accepts)
 })
 
@@ -211,20 +217,47 @@ test('the same payment sent five times at once buys one key', async () => {
   expect(credits).toHaveLength(1)
 })
 
-test('quotes never paid and ended sessions are forgotten a day after they expired; paid purchases stay as receipts', async () => {
+test('a payment presented with a changed term of its quote (cheaper, more units, another lane) is refused before anything is verified or stored', async () => {
   const { Purchases } = cds.entities('gateway')
+  const rows = async () => (await cds.tx(() => SELECT.from(Purchases).columns('ID'))).length
+  const before = await rows()
+  const { payload } = await quoteAndPay('/keys', 'wallet-3')
+  const changed = (extra: object) => ({ ...payload, accepted: { ...payload.accepted, extra: { ...payload.accepted.extra, ...extra } } })
+  for (const extra of [{ lovelace: '1000000' }, { units: 10_000_000 }, { lane: 'topup' }, { expiresAt: new Date(Date.now() + 86_400_000).toISOString() }, { mac: 'A'.repeat(43) }, { mac: undefined }, { quoteId: cds.utils.uuid() }]) {
+    const answer: Response = await POST('/keys', undefined, { headers: encoded(changed(extra)) })
+    expect(answer.data.error).toMatchObject({ code: 'QUOTE_TAMPERED', reason: 'quote_tampered' })
+    expect(answer.data.accepts).toBeUndefined()
+    expect(answer.status).toBe(402)
+  }
+  expect(await rows()).toBe(before)
+})
+
+test('a top-up quote presented to POST /keys is not for that lane', async () => {
+  const { key } = await issueTestKey({ units: 50 })
+  const { signature } = await quoteAndPay('/topup', 'wallet-3', { authorization: `Bearer ${key}` })
+  const answer: Response = await POST('/keys', undefined, { headers: signature })
+  expect(answer.data.error).toMatchObject({ code: 'QUOTE_UNKNOWN', reason: 'quote_unknown' })
+  expect(answer.status).toBe(402)
+})
+
+test('purchases the chain refused and ended sessions are forgotten a day after they expired; payments in flight and paid purchases stay', async () => {
+  const { Purchases, WalletSessions } = cds.entities('gateway')
   const old = new Date(Date.now() - 2 * 86_400_000).toISOString()
-  const unpaid: Response = await POST('/keys', { pack: 'starter' })
-  const unpaidId = unpaid.data.accepts[0].extra.quoteId
-  await cds.tx(() => UPDATE(Purchases).set({ expiresAt: old }).where({ ID: unpaidId }))
+  const purchase = (status: string) => ({
+    ID: cds.utils.uuid(), lane: 'keys', pack_name: 'starter', units: 10000, lovelace: 5000000, payTo: 'addr_test1', network: 'cardano:devnet',
+    status, txHash: cds.utils.uuid().replace(/-/g, '').repeat(2), createdAt: old, expiresAt: old,
+  })
+  const refused = purchase('rejected')
+  const inFlight = purchase('submitted')
+  await cds.tx(() => INSERT.into(Purchases).entries([refused, inFlight]))
   const paidBefore = await cds.tx(() => SELECT.from(Purchases).columns('ID').where({ status: 'credited' }))
   await cds.tx(() => UPDATE(Purchases).set({ expiresAt: old }).where({ status: 'credited' }))
-  const { WalletSessions } = cds.entities('gateway')
   const session = { ID: cds.utils.uuid(), tokenHash: 'f'.repeat(64), address: 'addr_test1', createdAt: old, expiresAt: old }
   await cds.tx(() => INSERT.into(WalletSessions).entries(session))
   await cds.tx(() => forgetExpiredLaneRecords())
-  expect(await cds.tx(() => SELECT.one.from(Purchases).where({ ID: unpaidId }))).toBeFalsy()
+  expect(await cds.tx(() => SELECT.one.from(Purchases).where({ ID: refused.ID }))).toBeFalsy()
   expect(await cds.tx(() => SELECT.one.from(WalletSessions).where({ ID: session.ID }))).toBeFalsy()
+  expect(await cds.tx(() => SELECT.one.from(Purchases).columns('status').where({ ID: inFlight.ID }))).toEqual({ status: 'submitted' })
   expect(await cds.tx(() => SELECT.from(Purchases).columns('ID').where({ status: 'credited' }))).toEqual(paidBefore)
   expect(paidBefore.length).toBeGreaterThan(0)
 })

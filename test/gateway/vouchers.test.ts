@@ -15,7 +15,7 @@ import { newVoucherCode } from '../../srv/gateway/voucher-codes.ts'
  * The code lane over HTTP: POST /vouchers/redeem without a key creates a key, with a key tops it
  * up; a code never redeems beyond its limit (concurrently, and across two gateway processes);
  * unknown, used-up, revoked and expired codes answer alike; failed attempts are limited per
- * address, or per key when one is presented.
+ * address, or per key when one is presented, and never stop a valid code.
  *
  * Each test sends from a loopback address of its own (127.0.0.N), so the failure limit of one
  * test never reaches another.
@@ -194,18 +194,22 @@ test('one key redeeming one code 5 times at once is credited once', async () => 
   expect((await voucherRow(voucher.id)).redeemedCount).toBe(1)
 })
 
-test('failed attempts: 429 for that address after the limit, while a valid key from the same address still redeems', async () => {
+test('failed attempts: past the limit that address\'s failing attempts answer 429, while valid codes from it still redeem, with a key or without', async () => {
   const from = freshAddress()
-  const voucher = await oneVoucher(6)
-  const failures = [await redeem(from, withTypo(voucher.code)), ...(await Promise.all([1, 2, 3].map(() => redeem(from, newVoucherCode()))))]
-  expect(failures.map(failure => failure.status)).toEqual([400, 404, 404, 404])
-  const limited = await redeem(from, voucher.code)
+  const [first, second] = await createVouchers({ units: 6, count: 2 })
+  const typo = await redeem(from, withTypo(first.code))
+  expect([typo.status, typo.body.error.code]).toEqual([400, 'VOUCHER_MALFORMED'])
+  const failures = await Promise.all([1, 2, 3, 4].map(() => redeem(from, newVoucherCode())))
+  expect(failures.map(failure => failure.status)).toEqual([404, 404, 404, 404])
+  const limited = await redeem(from, newVoucherCode())
   expect(limited.body.error.code).toBe('TOO_MANY_FAILED_ATTEMPTS')
   expect(limited.status).toBe(429)
   expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
 
+  const withoutKey = await redeem(from, first.code)
+  expect(withoutKey.body).toMatchObject({ unitsLeft: 6, voucher: { id: first.id, units: 6 } })
   const { id, key } = await issueTestKey({ units: 0 })
-  const withKey = await redeem(from, voucher.code, key)
+  const withKey = await redeem(from, second.code, key)
   expect(withKey.body).toEqual({ id, credited: 6, unitsLeft: 6 })
   expect((await redeem(freshAddress(), newVoucherCode())).body).toEqual(NOT_REDEEMABLE)
 })
@@ -214,12 +218,27 @@ test('a key is limited by its own failures, from whatever address; the addresses
   const { key } = await issueTestKey({ units: 0 })
   const addresses = [freshAddress(), freshAddress(), freshAddress(), freshAddress()]
   for (const from of addresses) expect((await redeem(from, newVoucherCode(), key)).status).toBe(404)
-  const voucher = await oneVoucher(2)
-  const limited = await redeem(freshAddress(), voucher.code, key)
+  const limited = await redeem(freshAddress(), newVoucherCode(), key)
   expect(limited.body.error.code).toBe('TOO_MANY_FAILED_ATTEMPTS')
   expect(limited.status).toBe(429)
   expect(limited.headers['x-access-units-left']).toBe('0')
-  expect((await redeem(addresses[0], voucher.code)).status).toBe(200)
+  const voucher = await oneVoucher(2)
+  expect((await redeem(freshAddress(), voucher.code, key)).body).toMatchObject({ credited: 2, unitsLeft: 2 })
+  expect((await redeem(addresses[0], newVoucherCode())).status).toBe(404)
+})
+
+test('a code used up moments ago was lost to a race and counts nothing; one used up a while ago is a failed attempt', async () => {
+  const [recent, old] = await createVouchers({ units: 1, count: 2 })
+  for (const voucher of [recent, old]) expect((await redeem(freshAddress(), voucher.code)).status).toBe(200)
+  const { VoucherRedemptions } = cds.entities('gateway')
+  await cds.tx(() => UPDATE.entity(VoucherRedemptions).set({ redeemedAt: new Date(Date.now() - 120_000).toISOString() }).where({ voucher_ID: old.id }))
+
+  const from = freshAddress()
+  const answers = []
+  for (let i = 0; i < 5; i++) answers.push(await redeem(from, recent.code))
+  expect(answers.map(answer => answer.body)).toEqual(Array(5).fill(NOT_REDEEMABLE))
+  for (let i = 0; i < 4; i++) expect((await redeem(from, old.code)).body).toEqual(NOT_REDEEMABLE)
+  expect((await redeem(from, old.code)).body.error.code).toBe('TOO_MANY_FAILED_ATTEMPTS')
 })
 
 test('hostile bodies answer 4xx with a stable code, never 5xx, and redeem nothing', async () => {

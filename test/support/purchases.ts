@@ -1,0 +1,116 @@
+import cds from '@sap/cds'
+import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { x402Client, x402HTTPClient } from '@x402/core/client'
+import { runningDevnet } from './chain-a.ts'
+import { sendFrom, type Reply } from './gateway.ts'
+import { startServer, stopAndWait, type RunningServer } from './server.ts'
+import { signWith } from './sign.ts'
+import { onPostgres } from '../setup/postgres.ts'
+import { CardanoExactClient } from '../../srv/chains/chain-a/payments/exact-client.ts'
+
+/**
+ * Gateway servers of the purchase lane as processes of their own, on one database (PostgreSQL, or
+ * one SQLite file) and on the devnet of the test process (reached over its Blockfrost-compatible
+ * API, so the test makes its blocks and counts its reads), with the buyer's and an observer's side.
+ */
+
+const root = join(__dirname, '..', '..')
+
+export class PurchaseServers {
+  readonly env: NodeJS.ProcessEnv
+  /** The SQLite file the servers share; undefined on PostgreSQL (the test process's own database). */
+  readonly sqliteFile: string | undefined
+  private readonly folder: string | undefined
+  private readonly started: RunningServer[] = []
+
+  constructor(settings: NodeJS.ProcessEnv = {}) {
+    const devnet = runningDevnet()
+    this.folder = onPostgres() ? undefined : mkdtempSync(join(tmpdir(), 'cag-purchases-'))
+    this.sqliteFile = this.folder && join(this.folder, 'shared.sqlite')
+    this.env = {
+      ...process.env, PORT: '0', CDS_TYPESCRIPT: 'true', NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON',
+      ...(this.sqliteFile ? { CDS_REQUIRES_DB_CREDENTIALS_URL: this.sqliteFile } : {}),
+      GATEWAY_ENABLED: 'true', CHAIN_A_DEVNET: 'false', BLOCKFROST_URL: devnet.url, CHAIN_A_NETWORK: 'devnet', CHAIN_B_CRAWLER_ENABLED: 'false',
+      GATEWAY_X402_PAY_TO: devnet.wallets().at(-1)!.address, GATEWAY_X402_SETTLE_WAIT_MS: '200', GATEWAY_X402_CONFIRMATIONS: '1',
+      ...settings,
+    }
+  }
+
+  /** A server with these settings on top of the shared ones. */
+  async serve(settings: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
+    const server = await startServer(join(root, 'node_modules', '.bin', 'cds-serve'), [], { cwd: root, env: { ...this.env, ...settings } })
+    this.started.push(server)
+    return server
+  }
+
+  async stopAll() {
+    for (const server of this.started) if (server.running()) await stopAndWait(server)
+    if (this.folder) rmSync(this.folder, { recursive: true, force: true })
+  }
+
+  /** Rows of the purchases table the servers share. */
+  async purchaseRows(): Promise<number> {
+    if (!this.sqliteFile) {
+      const { Purchases } = cds.entities('gateway')
+      const [{ count }] = await cds.tx(() => SELECT.from(Purchases).columns('count(1) as count'))
+      return Number(count)
+    }
+    const { DatabaseSync } = await import('node:sqlite')
+    const db = new DatabaseSync(this.sqliteFile, { readOnly: true })
+    try {
+      return Number((db.prepare('SELECT count(1) AS count FROM gateway_Purchases').get() as { count: number }).count)
+    } finally {
+      db.close()
+    }
+  }
+}
+
+/** A POST from a chosen loopback address (limits count per client address). */
+export function post(server: RunningServer, path: string, body: unknown, headers: Record<string, string> = {}, from = '127.0.0.1'): Promise<Reply> {
+  return sendFrom(server.url, 'POST', path, { from, body, headers })
+}
+
+const headerOf = (reply: Reply) => (name: string) => {
+  const value = reply.headers[name.toLowerCase()]
+  return Array.isArray(value) ? value[0] : value
+}
+
+/** A quote from `server` for devnet wallet `wallet`, paid with the public x402 client: the PAYMENT-SIGNATURE header. */
+export async function paymentFor(server: RunningServer, wallet: string, path: '/keys' | '/topup' = '/keys', headers: Record<string, string> = {}): Promise<Record<string, string>> {
+  const keys = runningDevnet().walletKeys(wallet)
+  const quote = await post(server, path, { pack: 'starter', payer: keys.address }, headers)
+  if (quote.body?.error?.code !== 'PAYMENT_REQUIRED') throw new Error(`expected a quote, got ${quote.status} ${JSON.stringify(quote.body)}`)
+  const http = new x402HTTPClient(new x402Client().setSpendControls(false).register('cardano:*', new CardanoExactClient(async (hex: string) => signWith(hex, keys.payment))))
+  const payload = await http.createPaymentPayload(http.getPaymentRequiredResponse(headerOf(quote)))
+  return http.encodePaymentSignatureHeader(payload)
+}
+
+export const paymentHeader = (payload: unknown) => ({ 'PAYMENT-SIGNATURE': Buffer.from(JSON.stringify(payload)).toString('base64') })
+
+/** What anyone reading the chain learns of the newest x402 payment: its signed transaction, the quote id of its memo, an input to name as nonce. */
+export interface ObservedPayment {
+  txHash: string
+  quoteId: string
+  /** The signed transaction as the chain holds it (base64 of its CBOR), as a payload carries it. */
+  transaction: string
+  nonce: string
+}
+
+export async function newestObservedPayment(): Promise<ObservedPayment> {
+  const devnet = runningDevnet()
+  const read = async (path: string) => {
+    const response = await fetch(devnet.url + path)
+    if (!response.ok) throw new Error(`devnet ${path}: ${response.status}`)
+    return response.json()
+  }
+  const memos: { tx_hash: string; json_metadata: { msg?: string[] } }[] = await read('/metadata/txs/labels/674?count=100&order=desc')
+  const payment = memos.find(entry => entry.json_metadata.msg?.some(line => line.startsWith('x402 quote ')))
+  if (!payment) throw new Error('no x402 payment on chain yet')
+  const quoteId = payment.json_metadata.msg!.find(line => line.startsWith('x402 quote '))!.slice('x402 quote '.length)
+  const { cbor } = await read(`/txs/${payment.tx_hash}/cbor`)
+  const input = CSL.FixedTransaction.from_hex(cbor).body().inputs().get(0)
+  return { txHash: payment.tx_hash, quoteId, transaction: Buffer.from(cbor, 'hex').toString('base64'), nonce: `${input.transaction_id().to_hex()}#${input.index()}` }
+}
