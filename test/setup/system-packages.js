@@ -1,3 +1,4 @@
+const { spawnSync } = require('node:child_process')
 const { existsSync } = require('node:fs')
 const { delimiter, join } = require('node:path')
 
@@ -12,6 +13,12 @@ const SYSTEM_PACKAGES = [
     tests: 'the HSM signing tests',
     testPathPattern: '/hsm\\.test\\.ts$',
     installed: () => existsSync('/usr/lib/softhsm/libsofthsm2.so') && onPath('softhsm2-util'),
+  },
+  {
+    debian: 'iproute2',
+    tests: 'the network namespace tests (they also need user namespaces)',
+    testPathPattern: '/test/network/',
+    installed: () => onPath('ip') && onPath('unshare') && spawnSync('unshare', ['-Urn', 'ip', 'link', 'set', 'lo', 'up']).status === 0,
   },
   {
     debian: 'chromium',
