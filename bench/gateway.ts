@@ -11,14 +11,14 @@ import { printLine, printRatio, printValue, type Figures } from './measure.ts'
  * keys, on SQLite and on PostgreSQL. Servers and the load generator are separate processes.
  */
 
-interface Server {
+export interface Server {
   url: string
   transaction: string
   keys: { id: string; key: string }[]
   process: ChildProcess
 }
 
-interface Load extends Figures {
+export interface Load extends Figures {
   ok: number
   other: number
   perSecond: number
@@ -80,7 +80,7 @@ async function throughput(database: string, server: Server, url: string, seconds
   printValue(`charged calls per second, 100 keys, 32 clients (${database})`, `${manyKeys.perSecond.toFixed(0)}/s  (p50 ${manyKeys.p50.toFixed(1)} ms, p99 ${manyKeys.p99.toFixed(1)} ms, ${manyKeys.other} not 200)`)
 }
 
-function startServer(env: Record<string, string>): Promise<Server> {
+export function startServer(env: Record<string, string>): Promise<Server> {
   const child = spawn(process.execPath, [join(root, 'bench', 'server.ts')], {
     cwd: root,
     env: { ...withoutTestEnv(process.env), CDS_TYPESCRIPT: 'true', NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', PORT: '0', ...env },

@@ -6,7 +6,7 @@
  *   npm run bench                      all benchmarks
  *   BENCH_ROUNDS=5000 npm run bench    more samples per latency figure
  *   BENCH_SECONDS=10 npm run bench     longer throughput runs (default 5 s each)
- *   BENCH_ONLY=chain-b npm run bench   one group: chain-a, chain-b, zk, analytics, portal, mcp or gateway
+ *   BENCH_ONLY=chain-b npm run bench   one group: chain-a, chain-b, zk, analytics, portal, mcp, gateway or read-budget
  *   BENCH_ONLY=analytics npm run bench follower lag, bucket writer and analytics reads over 30 days of
  *                                      synthetic history (BENCH_ANALYTICS_DAYS=7 for a shorter one)
  */
@@ -20,6 +20,7 @@ import { zkBenchmarks } from './zk.ts'
 import { analyticsBenchmarks } from './analytics.ts'
 import { portalBenchmarks } from './portal.ts'
 import { mcpBenchmarks } from './mcp.ts'
+import { readBudgetBenchmarks } from './read-budget.ts'
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2000)
 const runs = (group: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY === group
@@ -59,6 +60,7 @@ async function main() {
   await devnet.stop()
 
   if (runs('gateway')) await gatewayBenchmarks({ seconds: Number(process.env.BENCH_SECONDS ?? 5) })
+  if (runs('read-budget')) await readBudgetBenchmarks({ seconds: Number(process.env.BENCH_SECONDS ?? 5) })
   process.exit(0)
 }
 
