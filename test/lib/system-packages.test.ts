@@ -13,13 +13,14 @@ function runGate(env: Record<string, string>) {
 test('a missing package leaves its tests out with one printed line that says what to install', () => {
   const run = runGate({})
   expect(run.stderr).toBe("skipping the HSM signing tests: install Debian's softhsm2 (apt-get install softhsm2) to run them\n"
+    + "skipping the network namespace tests (they also need user namespaces): install Debian's iproute2 (apt-get install iproute2) to run them\n"
     + "skipping the browser tests: install Debian's chromium (apt-get install chromium) to run them\n")
-  expect(JSON.parse(run.stdout)).toEqual(['/hsm\\.test\\.ts$', '/test/browser/'])
+  expect(JSON.parse(run.stdout)).toEqual(['/hsm\\.test\\.ts$', '/test/network/', '/test/browser/'])
   expect(run.status).toBe(0)
 })
 
 test('with REQUIRE_SYSTEM_PACKAGES=1, as .ci/run sets it, a missing package fails the run', () => {
   const run = runGate({ REQUIRE_SYSTEM_PACKAGES: '1' })
-  expect(run.stderr).toContain('REQUIRE_SYSTEM_PACKAGES=1 but Debian package(s) missing: softhsm2, chromium')
+  expect(run.stderr).toContain('REQUIRE_SYSTEM_PACKAGES=1 but Debian package(s) missing: softhsm2, iproute2, chromium')
   expect(run.status).not.toBe(0)
 })
