@@ -28,7 +28,7 @@ const root = join(__dirname_(), '..')
 
 export async function gatewayBenchmarks({ seconds }: { seconds: number }) {
   const directory = mkdtempSync(join(tmpdir(), 'bench-gateway-'))
-  const quiet = { DEVNET_BLOCK_TIME_MS: '0', DEVNET_ACTIVITY: 'false', GATEWAY_RATE_PER_SECOND: '1000000000', GATEWAY_BURST: '1000000000' }
+  const quiet = { DEVNET_BLOCK_TIME_MS: '0', DEVNET_ACTIVITY: 'false', GATEWAY_RATE_PER_SECOND: '1000000000', GATEWAY_BURST: '1000000000', GATEWAY_MAX_CALLS_IN_FLIGHT: '1000000000' }
   try {
     console.log('hosted gateway (server and load generator in separate processes)')
     const on = await startServer({ ...quiet, GATEWAY_ENABLED: 'true', BENCH_KEYS: '100', cds_requires_db_credentials_url: join(directory, 'on.sqlite') })

@@ -58,6 +58,10 @@ export interface PurchaseConfig {
   quotesPerMinute: number
   /** The same for quotes naming a payer (each reads the chain and builds a transaction), counted on their own. */
   payerQuotesPerMinute: number
+  /** How often the settlement sweeper looks for purchases their buyers left unfinished (purchase-sweeper.ts). */
+  sweepIntervalMs: number
+  /** How long a payment stays deep enough for its buyer to collect before the sweeper credits it (the new key then goes to whoever signs in as the payer). */
+  uncollectedGraceMs: number
 }
 
 /** Stands in for GATEWAY_VOUCHER_PEPPER outside production, so development and tests need no secret. */
@@ -80,7 +84,7 @@ export function gatewayConfig(): GatewayConfig {
     sweepIntervalS: numberSetting('GATEWAY_SWEEP_INTERVAL_S', block.sweepIntervalS, 30),
     ratePerSecond: rate > 0 ? rate : undefined,
     burst: burst > 0 ? burst : undefined,
-    maxCallsInFlight: numberSetting('GATEWAY_MAX_CALLS_IN_FLIGHT', block.maxCallsInFlight, 8),
+    maxCallsInFlight: numberSetting('GATEWAY_MAX_CALLS_IN_FLIGHT', block.maxCallsInFlight, 16),
     authFailures: numberSetting('GATEWAY_AUTH_FAILURES', block.authFailures, 20),
     authFailureWindowS: numberSetting('GATEWAY_AUTH_FAILURE_WINDOW_S', block.authFailureWindowS, 900),
     publicUrl: stringSetting('GATEWAY_PUBLIC_URL', block.publicUrl, `http://localhost:${listeningPort ?? (process.env.PORT || 4004)}`).replace(/\/+$/, ''),
@@ -101,6 +105,8 @@ export function gatewayConfig(): GatewayConfig {
       quoteSeconds: numberSetting('GATEWAY_X402_QUOTE_SECONDS', block.quoteSeconds, 600),
       quotesPerMinute: numberSetting('GATEWAY_X402_QUOTES_PER_MINUTE', block.quotesPerMinute, 60),
       payerQuotesPerMinute: numberSetting('GATEWAY_X402_PAYER_QUOTES_PER_MINUTE', block.payerQuotesPerMinute, 10),
+      sweepIntervalMs: numberSetting('GATEWAY_X402_SWEEP_INTERVAL_MS', block.sweepIntervalMs, 60_000),
+      uncollectedGraceMs: numberSetting('GATEWAY_X402_UNCOLLECTED_GRACE_MS', block.uncollectedGraceMs, 300_000),
     },
   }
 }

@@ -7,6 +7,7 @@ import { balanceOf, issueTestKey, ledgerOf, ledgerSum, settled } from '../suppor
 process.env.GATEWAY_ENABLED = 'true'
 process.env.GATEWAY_RATE_PER_SECOND = '1000000'
 process.env.GATEWAY_BURST = '1000000'
+process.env.GATEWAY_MAX_CALLS_IN_FLIGHT = '1000000'
 const app: { url: string } = cds.test(__dirname + '/../..') as any
 
 const onPostgres = (process.env.CDS_ENV ?? '').split(',').includes('pg')
@@ -19,6 +20,7 @@ afterAll(() => {
   delete process.env.GATEWAY_ENABLED
   delete process.env.GATEWAY_RATE_PER_SECOND
   delete process.env.GATEWAY_BURST
+  delete process.env.GATEWAY_MAX_CALLS_IN_FLIGHT
 })
 
 interface Run {
