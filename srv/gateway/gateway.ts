@@ -14,6 +14,7 @@ import { requestIdOf } from '../lib/http-safety.ts'
 import { readJsonBody } from '../lib/json-body.ts'
 import { scheduleJob } from '../lib/scheduled-job.ts'
 import { forgetExpiredLaneRecords, LANE_CLEANUP_INTERVAL_MS } from './lane-records.ts'
+import { sweepPurchases } from './purchase-sweeper.ts'
 import { isApiError } from '../lib/errors.ts'
 import { canonicalPath } from '../lib/route-aliases.ts'
 import { clientOf } from '../lib/client-address.ts'
@@ -36,19 +37,22 @@ export class Gateway {
   private readonly rates: KeyRates
   private readonly inFlight: CallsInFlight
   private readonly metering: Metering
+  private readonly purchaseSweepIntervalMs: number
 
   constructor(config: GatewayConfig) {
+    this.purchaseSweepIntervalMs = config.purchase.sweepIntervalMs
     this.keys = new KeyCheck(new FailureWindow(config.authFailures, config.authFailureWindowS))
     this.rates = new KeyRates(config)
     this.inFlight = new CallsInFlight(config.maxCallsInFlight)
     this.metering = new Metering(config)
   }
 
-  /** Builds the route table from what is served, loads prices, starts the sweeper. */
+  /** Builds the route table from what is served, loads prices, starts the sweepers. */
   async start(services: Iterable<cds.Service>) {
     this.routes = RouteTable.fromServices(services, cds.model!.definitions, OWN_ROUTES)
     await this.metering.start()
     scheduleJob('forgetting expired key-lane records', LANE_CLEANUP_INTERVAL_MS, () => forgetExpiredLaneRecords())
+    scheduleJob('settling purchases their buyers left', this.purchaseSweepIntervalMs, () => sweepPurchases())
   }
 
   stop() {

@@ -17,18 +17,21 @@ import { isUniqueViolation } from '../lib/plain-sql.ts'
  *    one quote. A quote whose payment the chain refused is taken again by one guarded UPDATE.
  *    Whoever finds the quote already claimed by this very payment resumes instead (a retry,
  *    another instance, a request after a restart).
- * 2. Submit, once: by the claimant; should it die before the chain has the payment, a resumer takes
- *    over the claim once it has lapsed (CLAIM_LAPSE_MS) and submits the stored transaction.
+ * 2. Submit, once: by the claimant; should it die before the chain has the payment, a resumer (or
+ *    the sweeper, purchase-sweeper.ts) takes over the claim once it has lapsed (CLAIM_LAPSE_MS)
+ *    and submits the stored transaction.
  * 3. Follow: up to the configured wait, until the payment is `confirmations` blocks deep; if not
  *    yet, the answer is `settlement_pending` and the same payment sent again resumes here.
  * 4. Credit: one transaction moves the purchase from submitted to credited (a guarded UPDATE) and
  *    posts the credit with reference `payment:<hash>` (unique in the ledger) to a new key or the
- *    topped-up key. A second resumer finds it credited.
+ *    topped-up key. A second resumer finds it credited. A payment its buyer never comes back for is
+ *    credited the same way by the sweeper (purchase-sweeper.ts).
  */
 
 const { SELECT, INSERT, UPDATE } = cds.ql
 const { claimed, submitted, credited, rejected } = Purchase.status
-const CLAIM_LAPSE_MS = 30_000
+/** A claimant that recorded no submission within this long may have died: its claim may be taken over. */
+export const CLAIM_LAPSE_MS = 30_000
 const POLL_MS = 250
 
 export interface VerifiedPayment {
@@ -43,6 +46,9 @@ export type Settlement =
   | { kind: 'already-credited'; txHash: string; keyId: string }
   | { kind: 'confirmed'; txHash: string; payer: string; confirmations: number }
 
+/** What a submission did: the chain has the payment, or its answer was lost (a retry resumes), or it refused it (the quote is released). */
+type Submission = { kind: 'submitted' } | { kind: 'unconfirmed' } | Extract<Settlement, { kind: 'refused' }>
+
 type Credit =
   | { kind: 'new-key'; issued: IssuedKey }
   | { kind: 'top-up'; keyId: string; unitsLeft: number }
@@ -55,7 +61,7 @@ export async function settle(quote: QuoteTerms, payment: VerifiedPayment, chain:
     const submission = await submitOnce(quote.quoteId, payment, chain)
     // The outputs this payment spends are no longer the payer's to quote with.
     for (const address of [payment.payer, quote.payer]) if (address) forgetPayerOutputs(address)
-    if (submission) return submission
+    if (submission.kind === 'refused') return submission
   }
   return follow(payment, chain)
 }
@@ -111,10 +117,10 @@ async function takeQuote(quote: QuoteTerms, payment: VerifiedPayment, now: strin
 const usedElsewhere = (txHash: string) =>
   refused('PAYMENT_ALREADY_USED', 'payment_already_used', `Payment ${txHash} settles another quote; a payment buys one pack once`)
 
-const refused = (code: string, reason: string, message: string): Settlement => ({ kind: 'refused', problem: { code, reason, message } })
+const refused = (code: string, reason: string, message: string) => ({ kind: 'refused' as const, problem: { code, reason, message } })
 
 /** A claim whose claimant never recorded the submission within CLAIM_LAPSE_MS is taken over (it may have died). */
-async function takeOverLapsedClaim(quoteId: string, txHash: string): Promise<boolean> {
+export async function takeOverLapsedClaim(quoteId: string, txHash: string): Promise<boolean> {
   const now = Date.now()
   const affected = await cds.tx(() => UPDATE.entity(Purchases).set({ claimedAt: new Date(now).toISOString() })
     .where({ ID: quoteId, txHash, status: claimed, claimedAt: { '<': new Date(now - CLAIM_LAPSE_MS).toISOString() } }))
@@ -123,22 +129,25 @@ async function takeOverLapsedClaim(quoteId: string, txHash: string): Promise<boo
 
 /**
  * Submits the payment. A refusal by the chain releases the quote (rejected: it may be paid again)
- * unless the chain already has this very transaction (a submission before a crash).
+ * unless the chain already has this very transaction (a submission before a crash), which counts
+ * as submitted.
  */
-async function submitOnce(quoteId: string, payment: VerifiedPayment, chain: PaymentChain): Promise<Settlement | undefined> {
+export async function submitOnce(quoteId: string, payment: VerifiedPayment, chain: PaymentChain): Promise<Submission> {
   try {
     await chain.port.submit(payment.cbor)
   } catch (error) {
-    if (!isApiError(error) || error.status >= 500 || (await chain.port.transaction(payment.txHash))) {
-      if (isApiError(error) && error.status >= 500) cds.log('gateway').warn(`payment ${payment.txHash}: submission not confirmed (${error.code}); a retry resumes it`)
-      else if (!isApiError(error)) throw error
-      return undefined
+    if (!isApiError(error)) throw error
+    if (error.status >= 500) {
+      cds.log('gateway').warn(`payment ${payment.txHash}: submission not confirmed (${error.code}); a retry resumes it`)
+      return { kind: 'unconfirmed' }
     }
-    await cds.tx(() => UPDATE.entity(Purchases).set({ status: rejected, reason: error.message.slice(0, 300) }).where({ ID: quoteId, txHash: payment.txHash, status: claimed }))
-    return refused('PAYMENT_REJECTED', 'transaction_rejected', `The chain refused payment ${payment.txHash}: ${error.message}`)
+    if (!(await chain.port.transaction(payment.txHash))) {
+      await cds.tx(() => UPDATE.entity(Purchases).set({ status: rejected, reason: error.message.slice(0, 300) }).where({ ID: quoteId, txHash: payment.txHash, status: claimed }))
+      return refused('PAYMENT_REJECTED', 'transaction_rejected', `The chain refused payment ${payment.txHash}: ${error.message}`)
+    }
   }
   await cds.tx(() => UPDATE.entity(Purchases).set({ status: submitted, submittedAt: new Date().toISOString() }).where({ ID: quoteId, txHash: payment.txHash, status: claimed }))
-  return undefined
+  return { kind: 'submitted' }
 }
 
 /** Waits (up to the configured time) until the payment is deep enough. */

@@ -1,8 +1,10 @@
 import cds from '@sap/cds'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { x402Client, x402HTTPClient } from '@x402/core/client'
 import { runningDevnet } from './chain-a.ts'
 import { sendFrom, type Reply } from './gateway.ts'
@@ -10,6 +12,7 @@ import { startServer, stopAndWait, type RunningServer } from './server.ts'
 import { signWith } from './sign.ts'
 import { onPostgres } from '../setup/postgres.ts'
 import { CardanoExactClient } from '../../srv/chains/chain-a/payments/exact-client.ts'
+import { forDatabase } from '../../srv/lib/plain-sql.ts'
 
 /**
  * Gateway servers of the purchase lane as processes of their own, on one database (PostgreSQL, or
@@ -53,20 +56,47 @@ export class PurchaseServers {
 
   /** Rows of the purchases table the servers share. */
   async purchaseRows(): Promise<number> {
-    if (!this.sqliteFile) {
-      const { Purchases } = cds.entities('gateway')
-      const [{ count }] = await cds.tx(() => SELECT.from(Purchases).columns('count(1) as count'))
-      return Number(count)
-    }
+    const [{ count }] = await this.query('SELECT count(1) AS "count" FROM gateway_Purchases')
+    return Number(count)
+  }
+
+  /**
+   * What a read of the database the servers share answers: plain SQL with `?` placeholders, the
+   * columns named with quoted aliases (PostgreSQL folds unquoted names to lower case).
+   */
+  async query(sql: string, ...values: SqlValue[]): Promise<Record<string, unknown>[]> {
+    if (!this.sqliteFile) return cds.tx(() => cds.run(forDatabase(sql), values))
+    return this.onSqlite(true, db => db.prepare(sql).all(...values) as Record<string, unknown>[])
+  }
+
+  /** A write to the database the servers share, as `query` takes it: for a state a test cannot bring about through the servers. */
+  async execute(sql: string, ...values: SqlValue[]): Promise<void> {
+    if (!this.sqliteFile) return cds.tx(() => cds.run(forDatabase(sql), values))
+    return this.onSqlite(false, db => {
+      db.prepare(sql).run(...values)
+    })
+  }
+
+  private async onSqlite<T>(readOnly: boolean, work: (db: import('node:sqlite').DatabaseSync) => T): Promise<T> {
     const { DatabaseSync } = await import('node:sqlite')
-    const db = new DatabaseSync(this.sqliteFile, { readOnly: true })
+    // The servers may be writing: wait for their lock rather than fail.
+    const db = new DatabaseSync(this.sqliteFile!, { readOnly, timeout: 10_000 })
     try {
-      return Number((db.prepare('SELECT count(1) AS count FROM gateway_Purchases').get() as { count: number }).count)
+      return work(db)
     } finally {
       db.close()
     }
   }
+
+  /** A key issued by the operator's command line on the servers' database (one server must have started: it made the schema). */
+  async issueKey(units: number): Promise<string> {
+    const args = ['run', '-s', 'gateway', '--', 'keys', 'issue', '--units', String(units), '--plan', 'standard', '--quiet']
+    const { stdout } = await promisify(execFile)('npm', args, { cwd: root, env: this.env })
+    return stdout.trim()
+  }
 }
+
+type SqlValue = string | number | null
 
 /** A POST from a chosen loopback address (limits count per client address). */
 export function post(server: RunningServer, path: string, body: unknown, headers: Record<string, string> = {}, from = '127.0.0.1'): Promise<Reply> {
