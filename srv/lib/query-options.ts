@@ -234,7 +234,9 @@ function expansionsOf(columns: unknown[] | undefined, entity: any, path: string,
     if (column.groupBy || column.having) throw badInput('UNSUPPORTED_QUERY_OPTION', `$apply is not offered inside $expand (${name})`, '$apply')
     const association = entity?.elements?.[column.ref[0]]
     const toMany = !!association?.is2many
-    const top = toMany ? checkedExpandLimit(column, name) : undefined
+    // A to-one expansion's $top and $skip are checked too: the database is given them all the same.
+    const checkedTop = checkedExpandLimit(column, name)
+    const top = toMany ? checkedTop : undefined
     const here = [...at, column.ref[0]]
     found.push({ column, name, path: here, toMany, top, children: expansionsOf(column.expand, association?._target, name, here, depth + 1, maxDepth) })
   }

@@ -103,6 +103,7 @@ describe('query options are checked at every level of a read', () => {
     ['a negative $top', '$top=-1', 'INVALID_TOP'],
     ['a $top in exponent form', '$top=1e3', 'INVALID_TOP'],
     ['$skip inside $expand', '$expand=transactions($skip=100000000000000000000)', 'INVALID_SKIP'],
+    ['$skip inside a to-one $expand (once a 500 on PostgreSQL)', '$expand=epochInfo($skip=100000000000000000000;$expand=blocks($top=1))', 'INVALID_SKIP'],
     ['$top beyond the bound inside $expand', '$expand=transactions($top=5000)', 'TOP_LIMIT_EXCEEDED'],
     ['$apply', '$apply=groupby((epoch))', 'UNSUPPORTED_QUERY_OPTION'],
     ['$apply inside $expand (the OData adapter does not offer it)', '$expand=transactions($apply=concat(identity,identity))', 'NOT_SUPPORTED'],
