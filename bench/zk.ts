@@ -45,7 +45,7 @@ function documentPair(): DocumentPair {
   const anchored = (document: PreparedDocument) => ({
     metadataHash: sha256Hex(''), attester: ATTESTER, height: 1, txHash: sha256Hex(document.payloadHash), contentRoot: document.contentRoot, schemaId: document.schemaId,
   })
-  const state = { ...emptyVaultState(), documents: { [invoice.payloadHash]: anchored(invoice), [revised.payloadHash]: anchored(revised) } }
+  const state = { ...emptyVaultState(), documents: { [invoice.payloadHash]: { [ATTESTER]: anchored(invoice) }, [revised.payloadHash]: { [ATTESTER]: anchored(revised) } } }
   return { invoice, revised, context: { state, attesterId: ATTESTER } }
 }
 
@@ -201,10 +201,9 @@ function servedApp(url: string, devnet: ChainBDevnet) {
 }
 
 async function anchoredInvoice(app: ServedApp): Promise<Witnessed> {
-  const prepared = await app.call('POST', '/odata/v4/chainb/prepareDocumentProof', {
-    documentJson: JSON.stringify({ ...INVOICE, id: `INV-${randomBytes(6).toString('hex')}` }), proofFieldsJson: JSON.stringify(PROOF_FIELDS),
-  })
-  const { jobId } = await app.call('POST', '/odata/v4/chainb/anchorDocument', { sha256: prepared.payloadHash, contentRoot: prepared.contentRoot, schemaId: prepared.schemaId })
+  const content = { documentJson: JSON.stringify({ ...INVOICE, id: `INV-${randomBytes(6).toString('hex')}` }), proofFieldsJson: JSON.stringify(PROOF_FIELDS) }
+  const prepared = await app.call('POST', '/odata/v4/chainb/prepareDocumentProof', content)
+  const { jobId } = await app.call('POST', '/odata/v4/chainb/anchorDocument', { sha256: prepared.payloadHash, ...content, saltSeed: prepared.opening.saltSeed })
   await app.untilConfirmed(jobId, true)
   return prepared
 }

@@ -34,7 +34,7 @@ export function registerAnchorTools(server: McpServer, client: GatewayClient) {
   register(server, client, {
     name: 'prepare_document_proof',
     title: 'Prepare a document for proofs',
-    description: 'Computes a JSON document\'s payload hash (SHA-256 of its canonical JSON) and salted content root over up to 16 proof fields, with each field\'s fieldKey, value, scale, salt, siblings and dirs: what the prove_field_* tools take. Records nothing and reveals nothing (2 units). Next: anchor_document with sha256 = payloadHash, contentRoot and schemaId. Keep the answer (salts, opening) as you keep the document: proofs need it, and it reveals the fields. Salts are random unless saltSeed is given (the same document, fields and saltSeed give the same root).',
+    description: 'Computes a JSON document\'s payload hash (SHA-256 of its canonical JSON) and salted content root over up to 16 proof fields, with each field\'s fieldKey, value, scale, salt, siblings and dirs: what the prove_field_* tools take. Records nothing and reveals nothing (2 units). Next: anchor_document with the same document, proofFields and saltSeed (the opening\'s saltSeed when it was random). Keep the answer (salts, opening) as you keep the document: proofs need it, and it reveals the fields. Salts are random unless saltSeed is given (the same document, fields and saltSeed give the same root).',
     input: {
       document: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown()), z.string()]).describe('The document: a JSON object (or array), or its JSON text; at most 64 KiB as JSON'),
       proofFields: z.array(proofField).min(1).max(16).describe('1 to 16 fields to make provable, in slot order: paths (dot-separated, numbers index arrays, e.g. total, buyer.country, lines.0.price) or {field, kind?, scale?}'),
@@ -43,8 +43,8 @@ export function registerAnchorTools(server: McpServer, client: GatewayClient) {
     output: {
       payloadHash: z.string().describe('SHA-256 of canonicalDocument: anchor_document\'s sha256, prove_*\'s payloadHash'),
       canonicalDocument: z.string(),
-      contentRoot: z.string().describe('anchor_document\'s contentRoot'),
-      schemaId: z.string().describe('anchor_document\'s schemaId'),
+      contentRoot: z.string().describe('The root anchor_document computes again from the document and anchors'),
+      schemaId: z.string().describe('The schema id anchored with it'),
       fields: z.array(z.looseObject({
         field: z.string(),
         slot: z.number(),
@@ -72,11 +72,14 @@ export function registerAnchorTools(server: McpServer, client: GatewayClient) {
   register(server, client, {
     name: 'anchor_document',
     title: 'Anchor a document',
-    description: 'Anchors a document\'s SHA-256 on the chain-B vault (the service pays the fee; 25 units). With contentRoot and schemaId from prepare_document_proof (sha256 = its payloadHash) its fields can then be proven with prove_field_*. Answers the job at once; with waitSeconds follows it until confirmed (then verify_document finds it, and grant_disclosure can share it). A hash anchored already is refused (409 ALREADY_ANCHORED); the same idempotencyKey with the same arguments answers the same job.',
+    description: 'Anchors a document\'s SHA-256 on the chain-B vault under your attester (the service pays the fee; 25 units); another caller\'s anchor of the same hash never blocks yours. With document, proofFields and saltSeed (as given to prepare_document_proof; sha256 = its payloadHash) the service computes the document\'s content root itself and anchors it too, so its fields can then be proven with prove_field_*; the document is not kept. Answers the job at once; with waitSeconds follows it until confirmed (then verify_document finds it, and grant_disclosure can share it). A hash you anchored already is refused (409 ALREADY_ANCHORED); the same idempotencyKey with the same arguments answers the same job.',
     input: {
       sha256: hex64('The document\'s SHA-256 (64 hex); for a prepared document its payloadHash'),
-      contentRoot: hex64('prepare_document_proof\'s contentRoot (64 hex); goes with schemaId').optional(),
-      schemaId: hex64('prepare_document_proof\'s schemaId (64 hex); goes with contentRoot').optional(),
+      document: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown()), z.string()]).optional().describe('To anchor a content root: the document as given to prepare_document_proof (its canonical JSON must hash to sha256)'),
+      proofFields: z.array(proofField).min(1).max(16).optional().describe('With document: the proof fields as given to prepare_document_proof'),
+      saltSeed: hex64('With document: the saltSeed of prepare_document_proof\'s opening').optional(),
+      contentRoot: hex64('Optional check: prepare_document_proof\'s contentRoot (the service computes it again)').optional(),
+      schemaId: hex64('Optional check: prepare_document_proof\'s schemaId').optional(),
       contentType: z.string().max(255).optional().describe('The document\'s media type, e.g. application/pdf'),
       size: z.number().int().min(0).optional().describe('The document\'s size in bytes'),
       storageRef: z.string().max(500).optional().describe('Where the document is kept (e.g. s3://bucket/key); shown only to its owner and to grantees at level authority'),
@@ -91,9 +94,11 @@ export function registerAnchorTools(server: McpServer, client: GatewayClient) {
       job: followedJob,
     },
     annotations: CREATES,
-    async run({ metadata, waitSeconds, ...rest }, calls) {
-      if (!rest.contentRoot !== !rest.schemaId) throw new ToolInputError('contentRoot and schemaId go together (both from prepare_document_proof)')
-      const answer = await calls.action<Accepted>(SERVICE, 'anchorDocument', { ...rest, metadata: metadataText(metadata) })
+    async run({ metadata, waitSeconds, document, proofFields, ...rest }, calls) {
+      if ((document === undefined) !== (proofFields === undefined) || (document === undefined) !== (rest.saltSeed === undefined))
+        throw new ToolInputError('document, proofFields and saltSeed go together (as given to prepare_document_proof)')
+      const content = document === undefined ? {} : { documentJson: jsonText(jsonArgument('document', document)), proofFieldsJson: JSON.stringify(proofFields) }
+      const answer = await calls.action<Accepted>(SERVICE, 'anchorDocument', { ...rest, ...content, metadata: metadataText(metadata) })
       return await accepted(calls, answer, waitSeconds)
     },
   })

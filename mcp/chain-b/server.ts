@@ -10,7 +10,7 @@ const INSTRUCTIONS = `Chain B (Midnight) through the chain-access gateway: ancho
 
 Proving a field without revealing it:
 1. prepare_document_proof(document, proofFields): computes the payloadHash, contentRoot, schemaId and, per field, fieldKey, value, scale, salt, siblings, dirs. Records nothing. Keep the answer private (salts and opening reveal the fields).
-2. anchor_document(sha256 = payloadHash, contentRoot, schemaId): anchors it on the vault.
+2. anchor_document(sha256 = payloadHash, document, proofFields, saltSeed = opening.saltSeed): the service computes the content root from the document again and anchors both on the vault.
 3. prove_field_predicate (a number against a threshold), prove_field_equality (a text equals a value) or prove_field_membership (a text is one of a set), with fields[i]'s fieldKey, salt as fieldSalt, siblings and dirs: a Groth16 proof, recorded on the vault. Answers an attestationId.
 4. verify_attestation(attestationId), verify_predicate(payloadHash, predicate, …) and verify_document(sha256): free, anyone can run them without a key.
 

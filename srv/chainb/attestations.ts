@@ -181,7 +181,8 @@ export async function sponsorAttestation(req: cds.Request) {
 }
 
 const BINDING_STATUS: Record<BindingFailure['code'], number> = {
-  ATTESTER_MISMATCH: 400, SAME_DOCUMENT: 400, PAYLOAD_MISMATCH: 400, DOCUMENT_NOT_ANCHORED: 409, NO_CONTENT_ROOT: 409, CONTENT_ROOT_MISMATCH: 409, ALREADY_PROVEN: 409,
+  ATTESTER_MISMATCH: 400, SAME_DOCUMENT: 400, PAYLOAD_MISMATCH: 400, INVALID_PUBLIC_SIGNALS: 400, VACUOUS_CLAIM: 422,
+  DOCUMENT_NOT_ANCHORED: 409, NO_CONTENT_ROOT: 409, CONTENT_ROOT_MISMATCH: 409, ALREADY_PROVEN: 409,
 }
 
 /** The vault's checks of a proof's bindings (the caller is its attester, its roots are the anchored ones, the claim is new), before queueing. */

@@ -1,4 +1,6 @@
-import { claimKeyOf, type VaultState } from '../chains/chain-b/vault.ts'
+import { anchorOf, claimKeyOf, type VaultState } from '../chains/chain-b/vault.ts'
+import { claimRuleFailure } from '../chains/chain-b/zk/claim-rules.ts'
+import { signalsByName } from '../chains/chain-b/zk/verifier.ts'
 import { CIRCUITS, type CircuitId } from '../chains/chain-b/zk/circuits.ts'
 import {
   DEPTH, KIND, membershipSet, rootOfOpening, scaledValue, scaleOf, SET_DEPTH, SLOTS, slotSalt, type Opening, type OpenedSlot,
@@ -44,11 +46,11 @@ const claimFalse = (message: string, target?: string) => new ApiError(422, 'CLAI
 /** A path as a circuit's inputs: siblings and dirs (setSiblings and setDirs for a set path). */
 const pathInput = (path: MerklePath, set = false) => ({ [set ? 'setSiblings' : 'siblings']: path.siblings.map(dec), [set ? 'setDirs' : 'dirs']: path.dirs.map(dir => (dir ? '1' : '0')) })
 
-/** The content root anchored for a document; given a contentRoot, it must be that one. */
-export function anchoredRoot(state: VaultState, payloadHash: string, given: unknown, target = 'payloadHash'): bigint {
-  const document = state.documents[payloadHash]
-  if (!document) throw new ApiError(409, 'DOCUMENT_NOT_ANCHORED', `no document with payload hash ${payloadHash} is anchored on the vault (anchor it first)`, { target })
-  if (!document.contentRoot) throw new ApiError(409, 'NO_CONTENT_ROOT', `the document ${payloadHash} was anchored without a content root (anchor it with the contentRoot from prepareDocumentProof)`, { target })
+/** The content root of the caller's anchor of a document; given a contentRoot, it must be that one. */
+export function anchoredRoot(context: ClaimContext, payloadHash: string, given: unknown, target = 'payloadHash'): bigint {
+  const document = anchorOf(context.state, payloadHash, context.attesterId)
+  if (!document) throw new ApiError(409, 'DOCUMENT_NOT_ANCHORED', `you have not anchored a document with payload hash ${payloadHash} on the vault (anchor it first)`, { target })
+  if (!document.contentRoot) throw new ApiError(409, 'NO_CONTENT_ROOT', `your anchor of ${payloadHash} has no content root (anchor the document with documentJson, proofFieldsJson and saltSeed)`, { target })
   const root = BigInt('0x' + document.contentRoot)
   if (given !== undefined && given !== null && given !== '' && fieldParam(given, 'contentRoot') !== root)
     throw new ApiError(409, 'CONTENT_ROOT_MISMATCH', `contentRoot is not the content root anchored for ${payloadHash}`, { target: 'contentRoot' })
@@ -62,6 +64,9 @@ function reachesRoot(leaf: bigint, path: MerklePath, root: bigint, what: string)
 
 function finish(claim: Omit<PreparedClaim, 'publicSignals'>, context: ClaimContext): PreparedClaim {
   const publicSignals = CIRCUITS[claim.circuit].publicSignals.map(name => claim.input[name] as string)
+  const documents = [claim.payloadHash, claim.payloadHashB].filter((hash): hash is string => !!hash)
+  const broken = claimRuleFailure(claim.circuit, signalsByName({ circuit: claim.circuit, publicSignals }), documents.map(hash => anchorOf(context.state, hash, context.attesterId)?.fieldCount))
+  if (broken) throw new ApiError(broken.code === 'VACUOUS_CLAIM' ? 422 : 400, broken.code, broken.message)
   if (context.state.attestations[claimKeyOf(claim.circuit, publicSignals)])
     throw new ApiError(409, 'ALREADY_PROVEN', `you have proven this ${claim.kind} claim already; verify it on the verify lane`)
   return { ...claim, publicSignals }
@@ -82,7 +87,7 @@ export function fieldPredicateClaim(params: Params, context: ClaimContext): Prep
   const threshold = scaledValue(textParam(params.threshold, 'threshold'), scale, 'threshold')
   const salt = fieldParam(params.fieldSalt ?? params.salt, 'fieldSalt')
   const path = pathParam(params.siblingsJson ?? params.siblings, params.dirsJson ?? params.dirs, DEPTH, ['siblingsJson', 'dirsJson'])
-  const root = anchoredRoot(context.state, payloadHash, params.contentRoot)
+  const root = anchoredRoot(context, payloadHash, params.contentRoot)
   reachesRoot(leafHash(key, BigInt(KIND.uint), scale, value, salt), path, root, 'fieldKey, value, scale, fieldSalt and the path')
   const holds = [value <= threshold, value >= threshold, value < threshold, value > threshold][predicate.op]
   if (!holds) throw claimFalse(`the field's value is not ${predicate.name} ${textParam(params.threshold, 'threshold')}: nothing to prove`, 'threshold')
@@ -101,7 +106,7 @@ export function fieldEqualityClaim(params: Params, context: ClaimContext): Prepa
   const expected = fieldOfHex(expectedDigest)
   const salt = fieldParam(params.fieldSalt ?? params.salt, 'fieldSalt')
   const path = pathParam(params.siblingsJson ?? params.siblings, params.dirsJson ?? params.dirs, DEPTH, ['siblingsJson', 'dirsJson'])
-  const root = anchoredRoot(context.state, payloadHash, params.contentRoot)
+  const root = anchoredRoot(context, payloadHash, params.contentRoot)
   if (rootOfPath(leafHash(key, BigInt(KIND.bytes), 0n, expected, salt), path) !== root)
     throw claimFalse('the field does not hold the expected value (or fieldKey, fieldSalt or the path is not the one prepareDocumentProof answered)', 'expectedDigest')
   return finish({
@@ -130,7 +135,7 @@ export function fieldMembershipClaim(params: Params, context: ClaimContext): Pre
   }
   const salt = fieldParam(params.fieldSalt ?? params.salt, 'fieldSalt')
   const path = pathParam(params.siblingsJson ?? params.siblings, params.dirsJson ?? params.dirs, DEPTH, ['siblingsJson', 'dirsJson'])
-  const root = anchoredRoot(context.state, payloadHash, params.contentRoot)
+  const root = anchoredRoot(context, payloadHash, params.contentRoot)
   reachesRoot(leafHash(key, BigInt(KIND.bytes), 0n, digest, salt), path, root, 'fieldKey, the value, fieldSalt and the path')
   return finish({
     kind: 'field-membership', circuit: 'field_membership', payloadHash,
@@ -149,8 +154,8 @@ export function documentComparisonClaim(mode: 'integrity' | 'diff', params: Para
   if (payloadHash === payloadHashB) throw badInput('SAME_DOCUMENT', 'payloadHashA and payloadHashB must name two different documents', 'payloadHashB')
   const openingA = openingParam(params.openingAJson ?? params.openingA, 'openingAJson')
   const openingB = openingParam(params.openingBJson ?? params.openingB, 'openingBJson')
-  const rootA = anchoredRoot(context.state, payloadHash, params.contentRootA, 'payloadHashA')
-  const rootB = anchoredRoot(context.state, payloadHashB, params.contentRootB, 'payloadHashB')
+  const rootA = anchoredRoot(context, payloadHash, params.contentRootA, 'payloadHashA')
+  const rootB = anchoredRoot(context, payloadHashB, params.contentRootB, 'payloadHashB')
   if (rootOfOpening(openingA) !== rootA) throw badInput('WITNESS_MISMATCH', "openingAJson does not lead to document A's anchored content root (use the opening prepareDocumentProof answered)", 'openingAJson')
   if (rootOfOpening(openingB) !== rootB) throw badInput('WITNESS_MISMATCH', "openingBJson does not lead to document B's anchored content root (use the opening prepareDocumentProof answered)", 'openingBJson')
   if (openingA.slots.some((slot, i) => slot.key !== openingB.slots[i].key))

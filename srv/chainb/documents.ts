@@ -1,14 +1,14 @@
 import cds from '@sap/cds'
 import { randomBytes } from 'node:crypto'
 import { Document, Documents } from '#cds-models/chainb'
-import { anchorCommitment, DISCLOSURE_ROLES, sha256Hex, type VaultState } from '../chains/chain-b/vault.ts'
+import { anchorCommitment, anchorOf, anchorsOf, DISCLOSURE_ROLES, sha256Hex, type VaultDocument, type VaultState } from '../chains/chain-b/vault.ts'
 import type { VaultCall } from '../chains/chain-b/port.ts'
-import { parseField } from '../chains/chain-b/zk/field.ts'
 import { ApiError, badInput, notFound } from '../lib/errors.ts'
 import { ownedBy, ownerOf } from '../lib/ownership.ts'
 import { chainB } from './chain.ts'
 import { attesterIdOf } from './identity.ts'
 import { hash32, idempotencyKeyOf, metadataText, optionalHash32, optionalSize, optionalText } from './inputs.ts'
+import { prepareDocumentProof } from './document-proofs.ts'
 import { DocumentKind } from './jobs/kinds.ts'
 import { enqueue } from './jobs/queue.ts'
 
@@ -19,7 +19,8 @@ const { SELECT, INSERT } = cds.ql
  * (prepareAnchorCommitment, commitDocumentAnchor, then anchorDocument with the nonce: revealAnchor),
  * verification by hash and reads under the caller's disclosure level. The vault's state on chain
  * answers verification and disclosure; the rows here hold what the vault does not (content type,
- * size, storage reference, metadata).
+ * size, storage reference, metadata). Anchors are the caller's own: each attester anchors a
+ * payload hash once, and nobody's anchor of a hash blocks another caller's.
  */
 
 /** The metadata's hash as anchored: sha256 of its UTF-8 bytes (of the empty string without metadata). */
@@ -27,19 +28,21 @@ export const metadataHashOf = (metadata?: string) => sha256Hex(Buffer.from(metad
 
 const LIVE = [Document.status.pending, Document.status.anchored]
 
-/** Refuses a payload hash that a live document (anyone's) already holds: the vault records a payload once. */
+/** Refuses a payload hash the caller's attester has anchored (or is anchoring) already: the vault records each attester's anchor once. */
 export async function checkNotAnchored(payloadHash: string) {
-  if (await SELECT.one.from(Documents).columns('ID').where({ payloadHash, status: { in: LIVE } }))
-    throw new ApiError(409, 'ALREADY_ANCHORED', `a document with payload hash ${payloadHash} is already anchored or being anchored`, { target: 'sha256' })
+  const attesterId = await attesterIdOf()
+  if (await SELECT.one.from(Documents).columns('ID').where({ payloadHash, attesterId, kind: { '!=': DocumentKind.commitment }, status: { in: LIVE } }))
+    throw new ApiError(409, 'ALREADY_ANCHORED', `you have anchored (or are anchoring) a document with payload hash ${payloadHash} already`, { target: 'sha256' })
 }
 
 export async function anchorDocument(req: cds.Request) {
   const { data } = req
   const sha256 = hash32(data.sha256, 'sha256')
   const metadata = metadataText(data.metadata)
+  const root = contentRootOf(data, sha256)
   const params = {
     sha256, metadata, contentType: optionalText(data.contentType, 'contentType', 255), size: optionalSize(data.size),
-    storageRef: optionalText(data.storageRef, 'storageRef', 500), nonce: optionalHash32(data.nonce, 'nonce'), ...contentRootOf(data),
+    storageRef: optionalText(data.storageRef, 'storageRef', 500), nonce: optionalHash32(data.nonce, 'nonce'), ...root,
   }
   const idempotencyKey = idempotencyKeyOf(data.idempotencyKey)
   const metadataHash = metadataHashOf(metadata)
@@ -47,7 +50,6 @@ export async function anchorDocument(req: cds.Request) {
   if (commitment) await committedByCaller(commitment)
   if (!idempotencyKey) await checkNotAnchored(sha256)
   const documentId = cds.utils.uuid()
-  const root: Record<string, string> = params.contentRoot ? { contentRoot: params.contentRoot, schemaId: params.schemaId! } : {}
   const call: VaultCall = commitment
     ? { circuit: 'revealAnchor', args: { payloadHash: sha256, metadataHash, nonce: params.nonce!, ...root } }
     : { circuit: 'attest', args: { payloadHash: sha256, metadataHash, ...root } }
@@ -61,13 +63,32 @@ export async function anchorDocument(req: cds.Request) {
   return { jobId: job.ID, status: job.status, documentId: job.command.documentId }
 }
 
-/** A content root (from prepareDocumentProof) and its schema id: both or neither. */
-function contentRootOf(data: { contentRoot?: unknown; schemaId?: unknown }): { contentRoot?: string; schemaId?: string } {
-  const contentRoot = optionalHash32(data.contentRoot, 'contentRoot')
-  const schemaId = optionalHash32(data.schemaId, 'schemaId')
-  if (!contentRoot !== !schemaId) throw badInput('INVALID_CONTENT_ROOT', 'contentRoot and schemaId (both from prepareDocumentProof) go together', contentRoot ? 'schemaId' : 'contentRoot')
-  if (contentRoot && parseField(contentRoot) === undefined) throw badInput('INVALID_CONTENT_ROOT', "contentRoot must be below the BN254 field's prime (as prepareDocumentProof answers it)", 'contentRoot')
-  return contentRoot ? { contentRoot, schemaId } : {}
+type AnchoredRoot = { contentRoot: string; schemaId: string; fieldCount: number }
+
+/**
+ * The content root to anchor with a document, computed here from the document itself
+ * (documentJson, proofFieldsJson and saltSeed, as for prepareDocumentProof), never taken on the
+ * caller's word: the document must be the one whose SHA-256 is anchored, and a contentRoot or
+ * schemaId the caller also gives must be the ones computed. The document passes through this
+ * request only; the job keeps the root.
+ */
+function contentRootOf(data: Record<string, unknown>, sha256: string): AnchoredRoot | Record<string, never> {
+  const given = { contentRoot: optionalHash32(data.contentRoot, 'contentRoot'), schemaId: optionalHash32(data.schemaId, 'schemaId') }
+  if (data.documentJson === undefined || data.documentJson === null) {
+    if (given.contentRoot || given.schemaId || data.proofFieldsJson !== undefined && data.proofFieldsJson !== null)
+      throw badInput('DOCUMENT_REQUIRED', 'a content root is anchored only with the document it is computed from: give documentJson, proofFieldsJson and saltSeed (as for prepareDocumentProof)', 'documentJson')
+    return {}
+  }
+  if (data.saltSeed === undefined || data.saltSeed === null || data.saltSeed === '')
+    throw badInput('MISSING_PARAMETER', "saltSeed is required with documentJson: the opening's saltSeed from prepareDocumentProof, so that your salts and paths stay valid", 'saltSeed')
+  const prepared = prepareDocumentProof(data)
+  if (prepared.payloadHash !== sha256)
+    throw new ApiError(422, 'DOCUMENT_HASH_MISMATCH', `documentJson is not the document whose SHA-256 is sha256: its canonical form hashes to ${prepared.payloadHash}`, { target: 'documentJson' })
+  if (given.contentRoot && given.contentRoot !== prepared.contentRoot)
+    throw new ApiError(422, 'CONTENT_ROOT_MISMATCH', `contentRoot is not the root of this document, fields and saltSeed (${prepared.contentRoot})`, { target: 'contentRoot' })
+  if (given.schemaId && given.schemaId !== prepared.schemaId)
+    throw new ApiError(422, 'SCHEMA_MISMATCH', `schemaId is not the schema of these proof fields (${prepared.schemaId})`, { target: 'schemaId' })
+  return { contentRoot: prepared.contentRoot, schemaId: prepared.schemaId, fieldCount: prepared.schema.filter(slot => BigInt('0x' + slot.fieldKey) !== 0n).length }
 }
 
 /** A reveal needs the caller's own commitment, confirmed on the vault. */
@@ -90,8 +111,8 @@ export async function commitDocumentAnchor(req: cds.Request) {
   const idempotencyKey = idempotencyKeyOf(req.data.idempotencyKey)
   const documentId = cds.utils.uuid()
   const job = await enqueue(req, { kind: 'commitDocumentAnchor', params: { commitment }, idempotencyKey, command: { call: { circuit: 'commitAnchor', args: { commitment } }, documentId } }, async jobId => {
-    if (await SELECT.one.from(Documents).columns('ID').where({ commitment, kind: DocumentKind.commitment, status: { in: LIVE } }))
-      throw new ApiError(409, 'ALREADY_COMMITTED', 'this commitment is already recorded or being recorded', { target: 'commitment' })
+    if (await SELECT.one.from(Documents).columns('ID').where({ commitment, kind: DocumentKind.commitment, attesterId: await attesterIdOf(req.user), status: { in: LIVE } }))
+      throw new ApiError(409, 'ALREADY_COMMITTED', 'you have recorded (or are recording) this commitment already', { target: 'commitment' })
     await INSERT.into(Documents).entries({ ID: documentId, kind: DocumentKind.commitment, commitment, attesterId: await attesterIdOf(req.user), job_ID: jobId })
   })
   return { jobId: job.ID, status: job.status, documentId: job.command.documentId }
@@ -109,7 +130,7 @@ export async function verifyDocument(data: { documentId?: string; providedSha256
   const provided = hash32(data.providedSha256, 'providedSha256')
   const document = await SELECT.one.from(Documents).where({ ID: data.documentId, ...ownedBy() })
   if (!document) throw notFound('DOCUMENT_NOT_FOUND', `no document ${data.documentId}`, 'documentId')
-  const onChain = document.payloadHash ? (await vaultState()).documents[document.payloadHash] : undefined
+  const onChain = document.payloadHash && document.attesterId ? anchorOf(await vaultState(), document.payloadHash, document.attesterId) : undefined
   return {
     verified: !!onChain && provided === document.payloadHash,
     anchoredTxHash: onChain?.txHash ?? null,
@@ -121,24 +142,27 @@ export async function verifyDocument(data: { documentId?: string; providedSha256
 
 /**
  * A document by payload hash, as far as the caller may see it: its owner everything; another
- * caller what the level the document's attester granted its attester id on the vault allows
- * (none granted: public_only).
+ * caller what the highest level any anchor's attester granted its attester id on the vault allows,
+ * from that anchor (none granted: public_only, from the earliest anchor).
  */
 export async function getDocument(req: cds.Request) {
   const payloadHash = hash32(req.data.payloadHash, 'payloadHash')
   const mine = await SELECT.one.from(Documents).where({ payloadHash, kind: { '!=': DocumentKind.commitment }, ...ownedBy(req.user) }).orderBy('createdAt desc')
   const state = await vaultState()
-  const onChain = state.documents[payloadHash]
-  if (mine) return view(mine, onChain, 'owner', 3)
-  if (!onChain) throw notFound('DOCUMENT_NOT_FOUND', `no document with payload hash ${payloadHash} is anchored`, 'payloadHash')
-  const level = state.disclosures[payloadHash]?.[await attesterIdOf(req.user)] ?? 0
-  const row = await SELECT.one.from(Documents).where({ payloadHash, status: Document.status.anchored })
-  return view(row ?? { payloadHash, anchoredAt: await blockTime(onChain.height) }, onChain, DISCLOSURE_ROLES[level] ?? 'public_only', level)
+  if (mine) return view(mine, mine.attesterId ? anchorOf(state, payloadHash, mine.attesterId) : undefined, 'owner', 3)
+  const anchors = anchorsOf(state, payloadHash)
+  if (!anchors.length) throw notFound('DOCUMENT_NOT_FOUND', `no document with payload hash ${payloadHash} is anchored`, 'payloadHash')
+  const reader = await attesterIdOf(req.user)
+  const levelOf = (anchor: VaultDocument) => anchor.disclosures?.[reader] ?? 0
+  const anchor = anchors.reduce((best, candidate) => (levelOf(candidate) > levelOf(best) ? candidate : best))
+  const level = levelOf(anchor)
+  const row = await SELECT.one.from(Documents).where({ payloadHash, attesterId: anchor.attester, kind: { '!=': DocumentKind.commitment }, status: Document.status.anchored })
+  return view(row ?? { payloadHash, anchoredAt: await blockTime(anchor.height) }, anchor, DISCLOSURE_ROLES[level] ?? 'public_only', level)
 }
 
 type Row = Partial<Document>
 
-function view(row: Row, onChain: VaultState['documents'][string] | undefined, role: string, level: number) {
+function view(row: Row, onChain: VaultDocument | undefined, role: string, level: number) {
   const answer: Record<string, unknown> = {
     role, payloadHash: row.payloadHash, attesterId: onChain?.attester ?? row.attesterId ?? null,
     anchoredTxHash: onChain?.txHash ?? row.anchoredTxHash ?? null, anchorHeight: onChain?.height ?? row.anchorHeight ?? null, anchoredAt: row.anchoredAt ?? null,

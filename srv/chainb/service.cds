@@ -16,8 +16,8 @@ service ChainBService {
   @readonly entity AgentOutputAttestations as projection on db.AgentOutputAttestations;
   @readonly entity Attestations            as projection on db.Attestations;
   @readonly entity DisclosureGrants        as projection on db.DisclosureGrants;
-  /** The job as its owner may see it: without the runner's lease and the gateway's request id. */
-  @readonly entity Jobs                    as projection on db.Jobs excluding { leaseOwner, leaseExpiresAt, notBefore, requestId, nonce, payloadFingerprint };
+  /** The job as its owner may see it: without the runner's lease, the sealed witness and the gateway's request id. */
+  @readonly entity Jobs                    as projection on db.Jobs excluding { leaseOwner, leaseExpiresAt, notBefore, requestId, nonce, payloadFingerprint, sealedWitness, witnessHolder, witnessHeldUntil };
 
   type Sha256 : String(64);
 
@@ -182,14 +182,18 @@ service ChainBService {
   }
 
   /**
-   * Anchors a document by its SHA-256 (the vault's attest circuit). With `nonce`, reveals the
-   * caller's confirmed commitment of the same sha256, metadata and nonce (revealAnchor).
-   * `metadata`: at most 4096 bytes of UTF-8. With `contentRoot` and `schemaId` (from
-   * prepareDocumentProof, whose payloadHash is then the sha256), the content root is anchored too:
-   * the document's fields can then be proven.
+   * Anchors a document by its SHA-256 under the caller's attester (the vault's attest circuit);
+   * another caller's anchor of the same hash never blocks it. With `nonce`, reveals the caller's
+   * confirmed commitment of the same sha256, metadata and nonce (revealAnchor). `metadata`: at
+   * most 4096 bytes of UTF-8. With `documentJson`, `proofFieldsJson` and `saltSeed` (as given to
+   * prepareDocumentProof), the service computes the document's content root itself and anchors it
+   * too, vouched by its sponsor: the document's fields can then be proven. The document must hash
+   * to sha256; `contentRoot` and `schemaId`, when also given, must be the ones computed. The
+   * document is not kept.
    */
   action anchorDocument(sha256 : String not null, contentType : String(255), size : Int64, storageRef : String(500), metadata : LargeString,
-                        idempotencyKey : String(128), nonce : String, contentRoot : String, schemaId : String) returns JobAccepted;
+                        idempotencyKey : String(128), nonce : String, documentJson : common.JsonText, proofFieldsJson : common.JsonText, saltSeed : String,
+                        contentRoot : String, schemaId : String) returns JobAccepted;
   /** The salted commitment of a document, computed here and recorded nowhere (no job). */
   action prepareAnchorCommitment(sha256 : String not null, metadata : LargeString, nonce : String) returns AnchorCommitment;
   /** Records a commitment (from prepareAnchorCommitment) on the vault: the document stays hidden until anchorDocument reveals it. */

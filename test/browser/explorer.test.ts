@@ -184,7 +184,7 @@ describe('with a key', () => {
     const invoice = { id: 'INV-EXPLORER', total: 1234.5, currency: 'EUR' }
     const prepared = await api('POST', '/odata/v4/chainb/prepareDocumentProof', { documentJson: JSON.stringify(invoice), proofFieldsJson: JSON.stringify(['total', 'currency']) })
     const anchor = await api('POST', '/odata/v4/chainb/anchorDocument', {
-      sha256: prepared.payloadHash, contentRoot: prepared.contentRoot, schemaId: prepared.schemaId,
+      sha256: prepared.payloadHash, documentJson: JSON.stringify(invoice), proofFieldsJson: JSON.stringify(['total', 'currency']), saltSeed: prepared.opening.saltSeed,
       contentType: 'application/json', metadata: JSON.stringify({ title: 'Invoice INV-EXPLORER' }),
     })
     expect((await settled(anchor.jobId)).status).toBe('confirmed')

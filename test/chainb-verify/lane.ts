@@ -94,7 +94,9 @@ async function anchoredInvoice(owner: Caller) {
   const prepared = await owner.post(`${CHAINB}/prepareDocumentProof`, { documentJson: JSON.stringify(INVOICE), proofFieldsJson: JSON.stringify(PROOF_FIELDS) })
   if (prepared.status !== 200) throw new Error(`prepareDocumentProof: ${prepared.status} ${JSON.stringify(prepared.data)}`)
   const { payloadHash, contentRoot, schemaId } = prepared.data
-  const anchor = await owner.post(`${CHAINB}/anchorDocument`, { sha256: payloadHash, contentRoot, schemaId })
+  const anchor = await owner.post(`${CHAINB}/anchorDocument`, {
+    sha256: payloadHash, documentJson: JSON.stringify(INVOICE), proofFieldsJson: JSON.stringify(PROOF_FIELDS), saltSeed: prepared.data.opening.saltSeed,
+  })
   if (anchor.status !== 200) throw new Error(`anchorDocument: ${anchor.status} ${JSON.stringify(anchor.data)}`)
   const job = await settledJob(owner, anchor.data.jobId)
   if (job.status !== 'confirmed') throw new Error(`the anchor failed: ${job.errorCode} ${job.errorMessage}`)

@@ -50,7 +50,9 @@ export async function anchoredDocument(caller: Client, document: object, proofFi
   const prepared = await caller.post(`${CHAINB}/prepareDocumentProof`, { documentJson: JSON.stringify(document), proofFieldsJson: JSON.stringify(proofFields), ...(saltSeed ? { saltSeed } : {}) })
   if (prepared.status !== 200) throw new Error(`prepareDocumentProof: ${prepared.status} ${JSON.stringify(prepared.data)}`)
   const { payloadHash, contentRoot, schemaId } = prepared.data
-  const anchor = await caller.post(`${CHAINB}/anchorDocument`, { sha256: payloadHash, contentRoot, schemaId })
+  const anchor = await caller.post(`${CHAINB}/anchorDocument`, {
+    sha256: payloadHash, contentRoot, schemaId, documentJson: JSON.stringify(document), proofFieldsJson: JSON.stringify(proofFields), saltSeed: prepared.data.opening.saltSeed,
+  })
   if (anchor.status !== 200) throw new Error(`anchorDocument: ${anchor.status} ${JSON.stringify(anchor.data)}`)
   const job = await settledJob(caller, anchor.data.jobId)
   if (job.status !== 'confirmed') throw new Error(`the anchor failed: ${job.errorCode} ${job.errorMessage}`)

@@ -48,7 +48,7 @@ test('the owner sees everything; a reader without a grant public_only; with a gr
   const granted = (await POST(`${CHAINB}/grantDisclosure`, { payloadHash: sha256, grantee: readerId, role: 'legitimate_interest' }, as('bob'))).data
   expect(granted).toMatchObject({ status: 'queued', disclosureGrantId: expect.any(String) })
   expect((await finished(as('bob'), granted.jobId)).status).toBe('confirmed')
-  expect(ledger().vaultState.disclosures[sha256][readerId]).toBe(1)
+  expect(Object.values(ledger().vaultState.documents[sha256])[0].disclosures?.[readerId]).toBe(1)
   const interest = await documentAs(reader.config)
   expect(interest).toMatchObject({ role: 'legitimate_interest', contentType: 'text/plain', size: '42', metadataHash: expect.stringMatching(/^[0-9a-f]{64}$/) })
   expect(interest.storageRef ?? null).toBeNull()
@@ -124,12 +124,15 @@ describe('bad input: 4xx with a stable code, nothing queued', () => {
     expect((await SELECT.from(Jobs)).length).toBe(before)
   })
 
-  test('someone else\'s document: granting answers 404 like an unknown one; anchoring it again 409', async () => {
+  test('someone else\'s document: granting answers 404 like an unknown one; its owner anchoring it again 409; another caller anchoring the same hash makes its own anchor', async () => {
     const grant = await POST(`${CHAINB}/grantDisclosure`, { payloadHash: sha256, grantee: readerId }, reader.config)
     expect(grant.data.error.code).toBe('DOCUMENT_NOT_FOUND')
-    const again = await POST(`${CHAINB}/anchorDocument`, { sha256 }, reader.config)
+    const again = await POST(`${CHAINB}/anchorDocument`, { sha256 }, as('bob'))
     expect(again.data.error.code).toBe('ALREADY_ANCHORED')
     expect(again.status).toBe(409)
+    const own = await POST(`${CHAINB}/anchorDocument`, { sha256 }, reader.config)
+    expect(own.status).toBe(200)
+    expect(own.data).toMatchObject({ status: 'queued', jobId: expect.any(String) })
   })
 
   test('an unknown document by payload hash: 404', async () => {

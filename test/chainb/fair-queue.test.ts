@@ -134,8 +134,9 @@ describe('proving jobs are claimed only while the runner has a prover thread for
     const caller = await grantCaller()
     const runner = runnerOf('prover-runner', 4)
     const document = { id: 'fair-1', total: 1234.5 }
-    const prepared = (await POST(`${CHAINB}/prepareDocumentProof`, { documentJson: JSON.stringify(document), proofFieldsJson: JSON.stringify(['total']) }, caller.config)).data
-    const anchored = await anchor(caller, { sha256: prepared.payloadHash, contentRoot: prepared.contentRoot, schemaId: prepared.schemaId })
+    const content = { documentJson: JSON.stringify(document), proofFieldsJson: JSON.stringify(['total']) }
+    const prepared = (await POST(`${CHAINB}/prepareDocumentProof`, content, caller.config)).data
+    const anchored = await anchor(caller, { sha256: prepared.payloadHash, ...content, saltSeed: prepared.opening.saltSeed })
     expect((await settle(runner, [anchored.data.jobId]))[0].status).toBe('confirmed')
 
     const [total] = prepared.fields

@@ -26,7 +26,7 @@ test('an anchor goes queued → submitted → confirmed, and the document verifi
   const job = await confirmed('bob', accepted.data.jobId)
   expect(job).toMatchObject({ kind: 'anchorDocument', status: 'confirmed', attempt: 1, txHash: expect.stringMatching(/^[0-9a-f]{64}$/), errorCode: null })
   expect(JSON.parse(job.result)).toMatchObject({ documentId: accepted.data.documentId, payloadHash: sha256, anchoredTxHash: job.txHash })
-  expect(ledger().vaultState.documents[sha256]).toMatchObject({ txHash: job.txHash })
+  expect(Object.values(ledger().vaultState.documents[sha256])[0]).toMatchObject({ txHash: job.txHash })
 
   const document = (await GET(`${CHAINB}/Documents(${accepted.data.documentId})`, as('bob'))).data
   expect(document).toMatchObject({ status: 'anchored', anchoredTxHash: job.txHash, anchorHeight: job.blockHeight, payloadHash: sha256 })
@@ -52,7 +52,7 @@ test('commitment anchoring: prepare, commit, then reveal with the nonce', async 
   const reveal = (await POST(`${CHAINB}/anchorDocument`, { sha256, metadata: 'secret terms', nonce: prepared.nonce }, as('bob'))).data
   const job = await confirmed('bob', reveal.jobId)
   expect(job).toMatchObject({ kind: 'revealAnchor', status: 'confirmed' })
-  expect(ledger().vaultState.documents[sha256]).toMatchObject({ metadataHash: prepared.metadataHash })
+  expect(Object.values(ledger().vaultState.documents[sha256])[0]).toMatchObject({ metadataHash: prepared.metadataHash })
 })
 
 test('agent output: the canonical envelope and its hash, anchored with the attestAgentOutput circuit', async () => {
@@ -62,7 +62,7 @@ test('agent output: the canonical envelope and its hash, anchored with the attes
   expect(accepted.envelopeJson).toBe(envelope)
   expect(accepted.payloadHash).toBe(require('node:crypto').createHash('sha256').update(envelope).digest('hex'))
   expect((await confirmed('bob', accepted.jobId)).status).toBe('confirmed')
-  expect(ledger().vaultState.documents[accepted.payloadHash].envelope).toBe(envelope)
+  expect(Object.values(ledger().vaultState.documents[accepted.payloadHash])[0].envelope).toBe(envelope)
   const rows = (await GET(`${CHAINB}/AgentOutputAttestations?$filter=payloadHash eq '${accepted.payloadHash}'&$expand=document`, as('bob'))).data.value
   expect(rows).toMatchObject([{ agentId: 'agent-7', envelopeJson: envelope, document: { status: 'anchored', kind: 'agent-output' } }])
 })
@@ -132,7 +132,7 @@ test('a queued job in a database left by a stopped process is run by the next', 
 })
 
 describe('failures', () => {
-  test('a document someone anchored on the vault meanwhile: failed ALREADY_ANCHORED, the caller\'s, no refund', async () => {
+  test('a document the caller\'s own attester anchored on the vault meanwhile (outside this service): failed ALREADY_ANCHORED, the caller\'s, no refund', async () => {
     const sha256 = randomHash()
     const failures: unknown[] = []
     const listener = (msg: { data: unknown }) => { failures.push(msg.data) }
@@ -141,9 +141,9 @@ describe('failures', () => {
     let accepted: { jobId: string; documentId: string }
     try {
       accepted = (await POST(`${CHAINB}/anchorDocument`, { sha256 }, as('bob'))).data
-      // Another attester anchors the same payload first, outside this service (straight into the devnet's ledger).
-      const { callDigest, signDigest, vaultKeyFromSeed } = await import('../../srv/chains/chain-b/vault.ts')
-      const other = vaultKeyFromSeed(Buffer.alloc(32, 9))
+      // The caller's own attester anchors the same payload first, outside this service (straight into the devnet's ledger).
+      const { callDigest, signDigest } = await import('../../srv/chains/chain-b/vault.ts')
+      const other = chainBAdapter().attesterKey('user:bob')
       const sponsor = chainBAdapter().sponsorKey()
       const vaultAddress = ledger().vaultAddress
       const call = { circuit: 'attest', args: { payloadHash: sha256, metadataHash: randomHash() } }

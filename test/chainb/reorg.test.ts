@@ -49,7 +49,7 @@ test('a reorg sends the transaction back to the mempool: the job ends confirmed 
   expect(JSON.parse(job.result)).toMatchObject({ anchoredTxHash: anchored.txHash, anchorHeight: empty.height })
   const document = (await GET(`${CHAINB}/Documents(${anchored.documentId})`, as('bob'))).data
   expect(document).toMatchObject({ status: 'anchored', anchoredTxHash: anchored.txHash, anchorHeight: empty.height })
-  expect(ledger().vaultState.documents[anchored.sha256]).toMatchObject({ txHash: anchored.txHash })
+  expect(Object.values(ledger().vaultState.documents[anchored.sha256])[0]).toMatchObject({ txHash: anchored.txHash })
 })
 
 test('a reorg that drops the transaction: the runner finds it gone and submits it again with the same nonce', async () => {

@@ -64,7 +64,8 @@ async function chainB(key: string, path: string) {
 type Field = { field: string; fieldKey: string; value: string; scale: string; salt: string; siblings: string[]; dirs: boolean[]; valueDigest?: string }
 
 describe('prepare, anchor, prove and verify: the flow an agent follows', () => {
-  let prepared: { payloadHash: string; contentRoot: string; schemaId: string; fields: Field[] }
+  let prepared: { payloadHash: string; contentRoot: string; schemaId: string; fields: Field[]; opening: { saltSeed: string } }
+  const PROOF_FIELDS = ['total', 'currency', { field: 'buyer.country', kind: 'bytes' }]
   let documentId: string
   let anchorJobId: string
   let attestationId: string
@@ -72,7 +73,7 @@ describe('prepare, anchor, prove and verify: the flow an agent follows', () => {
   const witness = (path: string) => ({ payloadHash: prepared.payloadHash, fieldKey: field(path).fieldKey, fieldSalt: field(path).salt, siblings: field(path).siblings, dirs: field(path).dirs })
 
   test('prepare_document_proof takes the document as an object, records nothing, and answers each field\'s witness', async () => {
-    prepared = answerOf(await session.call('prepare_document_proof', { document: INVOICE, proofFields: ['total', 'currency', { field: 'buyer.country', kind: 'bytes' }] }))
+    prepared = answerOf(await session.call('prepare_document_proof', { document: INVOICE, proofFields: PROOF_FIELDS }))
     expect(prepared).toMatchObject({ payloadHash: expect.stringMatching(/^[0-9a-f]{64}$/), contentRoot: expect.stringMatching(/^[0-9a-f]{64}$/), schemaId: expect.stringMatching(/^[0-9a-f]{64}$/) })
     expect(prepared.fields.map(entry => [entry.field, entry.value, entry.scale])).toEqual([['total', '1234.5', '1000'], ['currency', 'EUR', '0'], ['buyer.country', 'DE', '0']])
     expect(field('total')).toMatchObject({ salt: expect.stringMatching(/^[0-9a-f]{64}$/), siblings: expect.any(Array), dirs: expect.any(Array) })
@@ -86,7 +87,8 @@ describe('prepare, anchor, prove and verify: the flow an agent follows', () => {
   test('anchor_document with waitSeconds follows its job to confirmed, reporting progress, and charges each look', async () => {
     const progress: { progress: number; total?: number; message?: string }[] = []
     const answer = await withBlocks(async () => answerOf(await session.call('anchor_document', {
-      sha256: prepared.payloadHash, contentRoot: prepared.contentRoot, schemaId: prepared.schemaId, contentType: 'application/json', metadata: { batch: 7 }, waitSeconds: 60,
+      sha256: prepared.payloadHash, document: INVOICE, proofFields: PROOF_FIELDS, saltSeed: prepared.opening.saltSeed, contentRoot: prepared.contentRoot,
+      contentType: 'application/json', metadata: { batch: 7 }, waitSeconds: 60,
     }, { onprogress: notification => progress.push(notification) })))
     expect(answer).toMatchObject({ status: 'queued', jobId: expect.any(String), documentId: expect.any(String) })
     expect(answer.job).toMatchObject({ jobId: answer.jobId, kind: 'anchorDocument', status: 'confirmed', txHash: expect.stringMatching(/^[0-9a-f]{64}$/), blockHeight: expect.any(Number) })
@@ -266,7 +268,7 @@ describe('refusals an agent can act on', () => {
       ['verify_document', { documentId: cds.utils.uuid() }, /documentId together with providedSha256/],
       ['prove_field_equality', { ...path, expectedValue: 'a', expectedDigest: hash }, /exactly one of expectedValue and expectedDigest/],
       ['prove_field_membership', { ...path, value: 'a', allowedValues: ['a'], setRoot: hash }, /allowedValues, or as setRoot/],
-      ['anchor_document', { sha256: hash, contentRoot: hash }, /contentRoot and schemaId go together/],
+      ['anchor_document', { sha256: hash, document: { a: 1 } }, /document, proofFields and saltSeed go together/],
       ['grant_disclosure', { payloadHash: hash, grantee: hash }, /role .* or level/],
       ['prepare_document_proof', { document: '{not json', proofFields: ['a'] }, /document is not valid JSON/],
     ]

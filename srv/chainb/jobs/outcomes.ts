@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import { Attestation, Attestations, DisclosureGrant, DisclosureGrants, Document, Documents } from '#cds-models/chainb'
 import type { ZkClaim } from '../../chains/chain-b/port.ts'
-import { anchorCommitment, claimKeyOf, type VaultState } from '../../chains/chain-b/vault.ts'
+import { anchorCommitment, anchorOf, claimKeyOf, type VaultState } from '../../chains/chain-b/vault.ts'
 import type { ChainBAccess } from '../chain.ts'
 import type { JobCommand } from './commands.ts'
 
@@ -62,7 +62,7 @@ export async function recordFailure(kind: string, command: JobCommand) {
 }
 
 /** Failures the caller's own input explains: its charge stays. Every other failure is refunded. */
-export const CALLER_FAULTS = new Set(['ALREADY_ANCHORED', 'ALREADY_COMMITTED', 'COMMITMENT_NOT_FOUND', 'DOCUMENT_NOT_ANCHORED', 'NOT_DOCUMENT_ATTESTER', 'GRANT_REVOKED', 'ALREADY_PROVEN'])
+export const CALLER_FAULTS = new Set(['ALREADY_ANCHORED', 'ALREADY_COMMITTED', 'COMMITMENT_NOT_FOUND', 'DOCUMENT_NOT_ANCHORED', 'GRANT_REVOKED', 'ALREADY_PROVEN'])
 
 /**
  * Why the vault refused a call, read from its state after the failed transaction: a reason the
@@ -81,17 +81,15 @@ export async function explainFailure(chain: ChainBAccess, command: JobCommand, a
   if (circuit === 'recordAttestations' && (args.claims as ZkClaim[]).some(claim => { const recorded = state.attestations[claimKeyOf(claim.circuit, claim.publicSignals)]; return recorded && recorded.txHash !== txHash }))
     return { code: 'ALREADY_PROVEN', message: 'a claim of the job is recorded on the vault already' }
   const payloadHash = String(args.payloadHash ?? '')
-  const document = state.documents[payloadHash]
   const attester = chain.attesterKey(attesterSubject).id
+  const document = anchorOf(state, payloadHash, attester)
   if (['attest', 'attestAgentOutput', 'revealAnchor'].includes(circuit) && document && document.txHash !== txHash)
-    return { code: 'ALREADY_ANCHORED', message: `a document with payload hash ${payloadHash} is already anchored on the vault` }
-  if (circuit === 'revealAnchor' && !state.commitments[anchorCommitment(payloadHash, String(args.metadataHash), String(args.nonce))])
-    return { code: 'COMMITMENT_NOT_FOUND', message: 'the vault holds no commitment of this sha256, metadata and nonce' }
-  if (circuit === 'commitAnchor' && state.commitments[String(args.commitment)])
-    return { code: 'ALREADY_COMMITTED', message: 'this commitment is already recorded on the vault' }
-  if (circuit === 'grantDisclosure' || circuit === 'revokeDisclosure') {
-    if (!document) return { code: 'DOCUMENT_NOT_ANCHORED', message: `no document with payload hash ${payloadHash} is anchored on the vault` }
-    if (document.attester !== attester) return { code: 'NOT_DOCUMENT_ATTESTER', message: 'only the attester of a document may change who may read it' }
-  }
+    return { code: 'ALREADY_ANCHORED', message: `you have anchored a document with payload hash ${payloadHash} on the vault already` }
+  if (circuit === 'revealAnchor' && !state.commitments[anchorCommitment(payloadHash, String(args.metadataHash), String(args.nonce))]?.[attester])
+    return { code: 'COMMITMENT_NOT_FOUND', message: 'the vault holds no commitment of yours of this sha256, metadata and nonce' }
+  if (circuit === 'commitAnchor' && state.commitments[String(args.commitment)]?.[attester])
+    return { code: 'ALREADY_COMMITTED', message: 'you have recorded this commitment on the vault already' }
+  if ((circuit === 'grantDisclosure' || circuit === 'revokeDisclosure') && !document)
+    return { code: 'DOCUMENT_NOT_ANCHORED', message: `you have no anchor of the document ${payloadHash} on the vault` }
   return { code: 'CHAIN_EXECUTION_FAILED', message: `the vault's ${circuit} circuit failed on chain` }
 }

@@ -16,24 +16,28 @@ export type DisclosureRole = (typeof DISCLOSURE_ROLES)[number]
 export const levelOf = (role: DisclosureRole) => DISCLOSURE_ROLES.indexOf(role)
 
 /**
- * The circuits and their arguments (all hex unless noted):
- * - attest { payloadHash, metadataHash }: records a document; insert-once per payload hash.
+ * The circuits and their arguments (all hex unless noted). Every record is the calling attester's:
+ * anchors and commitments are scoped by attester, so one attester never blocks another's.
+ * - attest { payloadHash, metadataHash }: the attester's anchor of a document; once per attester and payload hash.
  * - commitAnchor { commitment }: records a commitment (sha256 of payloadHash ‖ metadataHash ‖ nonce) for its attester.
- * - revealAnchor { payloadHash, metadataHash, nonce }: records the document of an earlier commitment of the same attester.
+ * - revealAnchor { payloadHash, metadataHash, nonce }: anchors the document of an earlier commitment of the same attester.
  * - attestAgentOutput { payloadHash, envelope }: records an agent-output envelope (hex of its UTF-8
  *   canonical JSON) whose SHA-256 is the payload hash.
- *   attest and revealAnchor also take a content root and its schema id (both or neither).
- * - anchorContentRoot { payloadHash, contentRoot, schemaId }: the document's content root (its attester only, once).
+ *   attest and revealAnchor also take a content root with its schema id and field count (all or
+ *   none); the anchor records the call's sponsor as the root's voucher (rootVouchedBy).
+ * - anchorContentRoot { payloadHash, contentRoot, schemaId, fieldCount }: the root of the attester's own anchor, once.
  * - recordAttestations { claims }: 1 to 8 zero-knowledge claims, each { circuit, proof, publicSignals,
  *   payloadHash, payloadHashB? }; every proof verifies (checked when submitted), every claim's public
- *   signals name the caller as attester and the anchored content roots of its documents, and no
- *   claim is recorded twice; all are recorded or none.
- * - grantDisclosure { payloadHash, grantee, level (0..2) }: the document's attester only.
- * - revokeDisclosure { payloadHash, grantee }: the document's attester only.
+ *   signals name the caller as attester and the content roots of the caller's anchors of its
+ *   documents, its statement is not vacuous (zk/claim-rules.ts), and no claim is recorded twice;
+ *   all are recorded or none.
+ * - grantDisclosure { payloadHash, grantee, level (0..2) }: on the attester's own anchor.
+ * - revokeDisclosure { payloadHash, grantee }: on the attester's own anchor.
  */
 export const VAULT_CIRCUITS = ['attest', 'commitAnchor', 'revealAnchor', 'attestAgentOutput', 'anchorContentRoot', 'grantDisclosure', 'revokeDisclosure', 'recordAttestations'] as const
 export type VaultCircuit = (typeof VAULT_CIRCUITS)[number]
 
+/** One attester's anchor of a payload hash. */
 export interface VaultDocument {
   metadataHash: string
   attester: string
@@ -42,18 +46,34 @@ export interface VaultDocument {
   txHash: string
   contentRoot?: string
   schemaId?: string
+  /** How many of the root's 16 slots hold proof fields (slots 0 to fieldCount - 1; the rest are padding). */
+  fieldCount?: number
+  /** The sponsor that submitted the root: whoever computed it from the document vouches for it. */
+  rootVouchedBy?: string
+  /** grantee's attester id → disclosure level, granted by this anchor's attester. */
+  disclosures?: Record<string, number>
   /** Agent-output envelopes: the canonical JSON text. */
   envelope?: string
 }
 
 export interface VaultState {
-  documents: Record<string, VaultDocument>
-  commitments: Record<string, { attester: string; height: number }>
-  /** payloadHash → grantee → level */
-  disclosures: Record<string, Record<string, number>>
+  /**
+   * payloadHash → attester → anchor. Anchors are scoped by attester: anyone may anchor any hash
+   * under their own attester id, and nobody's anchor blocks another's.
+   */
+  documents: Record<string, Record<string, VaultDocument>>
+  /** commitment → attester → when it was recorded (scoped like anchors). */
+  commitments: Record<string, Record<string, { height: number }>>
   /** Zero-knowledge claims whose proofs verified, by claim key (claimKeyOf). */
   attestations: Record<string, VaultAttestation>
 }
+
+/** An attester's anchor of a payload hash. */
+export const anchorOf = (state: VaultState, payloadHash: string, attester: string): VaultDocument | undefined => state.documents[payloadHash]?.[attester]
+
+/** Every attester's anchor of a payload hash, earliest first. */
+export const anchorsOf = (state: VaultState, payloadHash: string): VaultDocument[] =>
+  Object.values(state.documents[payloadHash] ?? {}).sort((a, b) => a.height - b.height || (a.txHash < b.txHash ? -1 : a.txHash > b.txHash ? 1 : 0))
 
 export interface VaultAttestation {
   /** The circuit (zk/circuits) whose proof verified. */
@@ -70,7 +90,7 @@ export interface VaultAttestation {
 /** A claim's key: its circuit and public signals (which name its documents, roots and attester). */
 export const claimKeyOf = (circuit: string, publicSignals: string[]) => sha256Hex(`${circuit}:${publicSignals.join(',')}`)
 
-export const emptyVaultState = (): VaultState => ({ documents: {}, commitments: {}, disclosures: {}, attestations: {} })
+export const emptyVaultState = (): VaultState => ({ documents: {}, commitments: {}, attestations: {} })
 
 /** The state as the contract action's `state` carries it: hex of its UTF-8 JSON. */
 export const encodeVaultState = (state: VaultState): string => Buffer.from(JSON.stringify(state)).toString('hex')

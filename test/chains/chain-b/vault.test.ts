@@ -13,35 +13,41 @@ const bob = key('bob')
 const attest = (payload: string) => ({ circuit: 'attest', args: { payloadHash: hash(payload), metadataHash: hash('meta:' + payload) } })
 
 describe('vault circuits', () => {
-  it('attest records the document once; a second anchoring is included as a FAILURE whose fee is paid', () => {
+  it("attest records the attester's anchor once; another attester's anchor of the same hash is its own", () => {
     const { ledger, sponsor } = newLedger()
     const first = execute(ledger, attest('doc'), alice, sponsor)
     expect(first.result!.status).toBe('SUCCESS')
-    expect(ledger.vaultState.documents[hash('doc')]).toEqual({ metadataHash: hash('meta:doc'), attester: alice.id, height: first.height, txHash: first.hash })
+    expect(ledger.vaultState.documents[hash('doc')][alice.id]).toEqual({ metadataHash: hash('meta:doc'), attester: alice.id, height: first.height, txHash: first.hash })
     const before = ledger.dustBalance(sponsor.publicKey)
-    const second = execute(ledger, attest('doc'), bob, sponsor)
-    expect(second.result).toEqual({ status: 'FAILURE', segments: [{ id: 1, success: false }] })
-    expect(second.failure!.code).toBe('ALREADY_ANCHORED')
-    expect(second.actions).toEqual([])
-    expect(ledger.dustBalance(sponsor.publicKey)).toBe(before - BigInt(second.fees!.paidFees))
-    expect(ledger.vaultState.documents[hash('doc')].attester).toBe(alice.id)
+    const again = execute(ledger, attest('doc'), alice, sponsor)
+    expect(again.result).toEqual({ status: 'FAILURE', segments: [{ id: 1, success: false }] })
+    expect(again.failure!.code).toBe('ALREADY_ANCHORED')
+    expect(again.actions).toEqual([])
+    expect(ledger.dustBalance(sponsor.publicKey)).toBe(before - BigInt(again.fees!.paidFees))
+    // nobody squats a hash: bob's anchor of the same hash is his, and alice's stays hers
+    const other = execute(ledger, attest('doc'), bob, sponsor)
+    expect(other.result!.status).toBe('SUCCESS')
+    expect(Object.keys(ledger.vaultState.documents[hash('doc')]).sort()).toEqual([alice.id, bob.id].sort())
+    expect(ledger.vaultState.documents[hash('doc')][alice.id].txHash).toBe(first.hash)
   })
 
-  it('commitAnchor then revealAnchor by the same attester records the document; another attester cannot reveal', () => {
+  it('commitAnchor then revealAnchor by the same attester records the document; another attester cannot reveal, and commitments are scoped too', () => {
     const { ledger, sponsor } = newLedger()
     const payloadHash = hash('secret doc')
     const metadataHash = hash('secret meta')
     const nonce = 'aa'.repeat(16)
     const commitment = anchorCommitment(payloadHash, metadataHash, nonce)
     expect(execute(ledger, { circuit: 'commitAnchor', args: { commitment } }, alice, sponsor).result!.status).toBe('SUCCESS')
-    expect(ledger.vaultState.commitments[commitment].attester).toBe(alice.id)
+    expect(ledger.vaultState.commitments[commitment][alice.id]).toBeDefined()
     expect(ledger.vaultState.documents[payloadHash]).toBeUndefined()
     expect(execute(ledger, { circuit: 'commitAnchor', args: { commitment } }, alice, sponsor).failure!.code).toBe('ALREADY_COMMITTED')
     const reveal = { circuit: 'revealAnchor', args: { payloadHash, metadataHash, nonce } }
-    expect(execute(ledger, reveal, bob, sponsor).failure!.code).toBe('NOT_ATTESTER')
+    expect(execute(ledger, reveal, bob, sponsor).failure!.code).toBe('UNKNOWN_COMMITMENT')
     expect(execute(ledger, { ...reveal, args: { ...reveal.args, nonce: 'bb'.repeat(16) } }, alice, sponsor).failure!.code).toBe('UNKNOWN_COMMITMENT')
     expect(execute(ledger, reveal, alice, sponsor).result!.status).toBe('SUCCESS')
-    expect(ledger.vaultState.documents[payloadHash]).toMatchObject({ attester: alice.id, metadataHash })
+    expect(ledger.vaultState.documents[payloadHash][alice.id]).toMatchObject({ attester: alice.id, metadataHash })
+    // a copied commitment is bob's own record and takes nothing from alice
+    expect(execute(ledger, { circuit: 'commitAnchor', args: { commitment } }, bob, sponsor).result!.status).toBe('SUCCESS')
   })
 
   it('attestAgentOutput keeps the envelope whose SHA-256 is the payload hash', () => {
@@ -50,33 +56,36 @@ describe('vault circuits', () => {
     const hex = Buffer.from(envelope).toString('hex')
     expect(execute(ledger, { circuit: 'attestAgentOutput', args: { payloadHash: hash('other'), envelope: hex } }, alice, sponsor).failure!.code).toBe('PAYLOAD_MISMATCH')
     expect(execute(ledger, { circuit: 'attestAgentOutput', args: { payloadHash: sha256Hex(envelope), envelope: hex } }, alice, sponsor).result!.status).toBe('SUCCESS')
-    expect(ledger.vaultState.documents[sha256Hex(envelope)].envelope).toBe(envelope)
+    expect(ledger.vaultState.documents[sha256Hex(envelope)][alice.id].envelope).toBe(envelope)
   })
 
-  it('anchorContentRoot: the attester only, once', () => {
+  it("anchorContentRoot: on the attester's own anchor, once, vouched by the call's sponsor", () => {
     const { ledger, sponsor } = newLedger()
     execute(ledger, attest('rooted'), alice, sponsor)
     const root = '0' + hash('root').slice(1)
-    const call = { circuit: 'anchorContentRoot', args: { payloadHash: hash('rooted'), contentRoot: root, schemaId: hash('schema') } }
-    expect(execute(ledger, call, bob, sponsor).failure!.code).toBe('NOT_ATTESTER')
+    const call = { circuit: 'anchorContentRoot', args: { payloadHash: hash('rooted'), contentRoot: root, schemaId: hash('schema'), fieldCount: 3 } }
+    expect(execute(ledger, call, bob, sponsor).failure!.code).toBe('UNKNOWN_DOCUMENT')
     expect(execute(ledger, { ...call, args: { ...call.args, payloadHash: hash('absent') } }, alice, sponsor).failure!.code).toBe('UNKNOWN_DOCUMENT')
     expect(execute(ledger, call, alice, sponsor).result!.status).toBe('SUCCESS')
     expect(execute(ledger, call, alice, sponsor).failure!.code).toBe('ALREADY_ANCHORED')
-    expect(ledger.vaultState.documents[hash('rooted')]).toMatchObject({ contentRoot: root, schemaId: hash('schema') })
+    expect(ledger.vaultState.documents[hash('rooted')][alice.id]).toMatchObject({ contentRoot: root, schemaId: hash('schema'), fieldCount: 3, rootVouchedBy: sponsor.id })
     expect(() => execute(ledger, { ...call, args: { ...call.args, contentRoot: 'f'.repeat(64) } }, alice, sponsor)).toThrow(/BN254/)
+    expect(() => execute(ledger, { ...call, args: { ...call.args, fieldCount: 17 } }, alice, sponsor)).toThrow(/1 to 16/)
+    const { fieldCount: _count, ...withoutCount } = call.args
+    expect(() => execute(ledger, { ...call, args: withoutCount }, alice, sponsor)).toThrow(/needs the argument 'fieldCount'/)
   })
 
-  it('grantDisclosure and revokeDisclosure: the attester only, levels 0..2, revoking an absent grant fails', () => {
+  it("grantDisclosure and revokeDisclosure: on the attester's own anchor, levels 0..2, revoking an absent grant fails", () => {
     const { ledger, sponsor } = newLedger()
     execute(ledger, attest('disclosed'), alice, sponsor)
     const payloadHash = hash('disclosed')
     const grantee = hash('auditor')
-    expect(execute(ledger, { circuit: 'grantDisclosure', args: { payloadHash, grantee, level: 2 } }, bob, sponsor).failure!.code).toBe('NOT_ATTESTER')
+    expect(execute(ledger, { circuit: 'grantDisclosure', args: { payloadHash, grantee, level: 2 } }, bob, sponsor).failure!.code).toBe('UNKNOWN_DOCUMENT')
     expect(execute(ledger, { circuit: 'grantDisclosure', args: { payloadHash, grantee, level: 2 } }, alice, sponsor).result!.status).toBe('SUCCESS')
-    expect(ledger.vaultState.disclosures[payloadHash]).toEqual({ [grantee]: 2 })
-    expect(execute(ledger, { circuit: 'revokeDisclosure', args: { payloadHash, grantee } }, bob, sponsor).failure!.code).toBe('NOT_ATTESTER')
+    expect(ledger.vaultState.documents[payloadHash][alice.id].disclosures).toEqual({ [grantee]: 2 })
+    expect(execute(ledger, { circuit: 'revokeDisclosure', args: { payloadHash, grantee } }, bob, sponsor).failure!.code).toBe('UNKNOWN_DOCUMENT')
     expect(execute(ledger, { circuit: 'revokeDisclosure', args: { payloadHash, grantee } }, alice, sponsor).result!.status).toBe('SUCCESS')
-    expect(ledger.vaultState.disclosures[payloadHash]).toEqual({})
+    expect(ledger.vaultState.documents[payloadHash][alice.id].disclosures).toEqual({})
     expect(execute(ledger, { circuit: 'revokeDisclosure', args: { payloadHash, grantee } }, alice, sponsor).failure!.code).toBe('UNKNOWN_GRANT')
   })
 

@@ -1,5 +1,5 @@
 import type { SponsoredCall, VaultCall, ZkClaim } from '../port.ts'
-import { anchorCommitment, callDigest, claimKeyOf, identityOf, sha256Hex, VAULT_CIRCUITS, verifyDigest, type VaultCircuit, type VaultState } from '../vault.ts'
+import { anchorCommitment, anchorOf, callDigest, claimKeyOf, identityOf, sha256Hex, VAULT_CIRCUITS, verifyDigest, type VaultCircuit, type VaultDocument, type VaultState } from '../vault.ts'
 import { bindingFailure } from '../zk/bindings.ts'
 import { FIELD_PRIME } from '../zk/field.ts'
 import { proofClaimOf, verifyProof } from '../zk/verifier.ts'
@@ -12,9 +12,9 @@ import { LedgerRejection } from './types.ts'
  * as a FAILURE and its fee is paid).
  */
 
-type ArgKind = 'hash' | 'hex' | 'level' | 'field' | 'claims'
-/** Arguments that may be left out: a content root and its schema id, both or neither. */
-const OPTIONAL = new Set(['contentRoot', 'schemaId'])
+type ArgKind = 'hash' | 'hex' | 'level' | 'field' | 'claims' | 'fieldCount'
+/** Arguments that may be left out: a content root with its schema id and field count, all or none. */
+const OPTIONAL = new Set(['contentRoot', 'schemaId', 'fieldCount'])
 export const MAX_CLAIMS_PER_CALL = 8
 const HASH = /^[0-9a-f]{64}$/
 const HEX = /^(?:[0-9a-f]{2})+$/
@@ -22,11 +22,11 @@ const MAX_ENVELOPE_HEX = 2 * 16 * 1024
 const MAX_HEX = 256
 
 const SIGNATURES: Record<VaultCircuit, Record<string, ArgKind>> = {
-  attest: { payloadHash: 'hash', metadataHash: 'hash', contentRoot: 'field', schemaId: 'hash' },
+  attest: { payloadHash: 'hash', metadataHash: 'hash', contentRoot: 'field', schemaId: 'hash', fieldCount: 'fieldCount' },
   commitAnchor: { commitment: 'hash' },
-  revealAnchor: { payloadHash: 'hash', metadataHash: 'hash', nonce: 'hex', contentRoot: 'field', schemaId: 'hash' },
+  revealAnchor: { payloadHash: 'hash', metadataHash: 'hash', nonce: 'hex', contentRoot: 'field', schemaId: 'hash', fieldCount: 'fieldCount' },
   attestAgentOutput: { payloadHash: 'hash', envelope: 'hex' },
-  anchorContentRoot: { payloadHash: 'hash', contentRoot: 'field', schemaId: 'hash' },
+  anchorContentRoot: { payloadHash: 'hash', contentRoot: 'field', schemaId: 'hash', fieldCount: 'fieldCount' },
   grantDisclosure: { payloadHash: 'hash', grantee: 'hash', level: 'level' },
   revokeDisclosure: { payloadHash: 'hash', grantee: 'hash' },
   recordAttestations: { claims: 'claims' },
@@ -46,7 +46,8 @@ export function checkCallShape(call: VaultCall): void {
     if (OPTIONAL.has(name) && circuitIsOptional(call.circuit) && args[name] === undefined) continue
     checkArgument(call.circuit, name, kind, args[name])
   }
-  if (circuitIsOptional(call.circuit) && (args.contentRoot === undefined) !== (args.schemaId === undefined)) throw invalid(`${call.circuit} takes a contentRoot and its schemaId together`)
+  if (circuitIsOptional(call.circuit) && new Set([...OPTIONAL].map(name => args[name] === undefined)).size > 1)
+    throw invalid(`${call.circuit} takes a contentRoot with its schemaId and fieldCount, all three or none`)
 }
 
 const circuitIsOptional = (circuit: string) => circuit === 'attest' || circuit === 'revealAnchor'
@@ -54,6 +55,10 @@ const circuitIsOptional = (circuit: string) => circuit === 'attest' || circuit =
 function checkArgument(circuit: string, name: string, kind: ArgKind, value: unknown) {
   if (value === undefined || value === null) throw invalid(`${circuit} needs the argument '${name}'`)
   if (kind === 'claims') return checkClaims(value)
+  if (kind === 'fieldCount') {
+    if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 16) throw invalid(`${circuit}: '${name}' must be a whole number from 1 to 16`)
+    return
+  }
   if (kind === 'level') {
     if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 2) throw invalid(`${circuit}: '${name}' must be a disclosure level 0, 1 or 2`)
     return
@@ -117,38 +122,48 @@ export interface ExecutionContext {
   txHash: string
 }
 
+/** Who signed a call: its attester and its sponsor (ed25519 public keys, hex). */
+export interface CallSigners {
+  attesterKey: string
+  sponsorKey: string
+}
+
 /**
  * Executes a call against the state: answers the new state, or throws ExecutionFailure (the state
- * given is never changed).
+ * given is never changed). Every record is the attester's own: anchors, commitments and grants are
+ * keyed by attester, so no attester can take a payload hash or a commitment from another.
  */
-export function executeCall(state: VaultState, call: VaultCall, attesterKey: string, context: ExecutionContext): VaultState {
-  const attester = identityOf(attesterKey)
-  const args = call.args as Record<string, string> & { level?: number }
-  const next: VaultState = { ...state, documents: { ...state.documents }, commitments: { ...state.commitments }, disclosures: { ...state.disclosures }, attestations: { ...state.attestations } }
+export function executeCall(state: VaultState, call: VaultCall, signers: CallSigners, context: ExecutionContext): VaultState {
+  const attester = identityOf(signers.attesterKey)
+  const args = call.args as Record<string, string> & { level?: number; fieldCount?: number }
+  const next: VaultState = { ...state, documents: { ...state.documents }, commitments: { ...state.commitments }, attestations: { ...state.attestations } }
   const anchored = { attester, height: context.height, txHash: context.txHash }
-  const insertDocument = (payloadHash: string, document: VaultState['documents'][string]) => {
-    if (state.documents[payloadHash]) throw new ExecutionFailure('ALREADY_ANCHORED', `The document ${payloadHash} is anchored already`)
-    next.documents[payloadHash] = document
+  const setAnchor = (payloadHash: string, anchor: VaultDocument) => {
+    next.documents[payloadHash] = { ...state.documents[payloadHash], [attester]: anchor }
+  }
+  const insertDocument = (payloadHash: string, document: VaultDocument) => {
+    if (anchorOf(state, payloadHash, attester)) throw new ExecutionFailure('ALREADY_ANCHORED', `The attester has anchored ${payloadHash} already`)
+    setAnchor(payloadHash, document)
   }
   const ownDocument = (payloadHash: string) => {
-    const document = state.documents[payloadHash]
-    if (!document) throw new ExecutionFailure('UNKNOWN_DOCUMENT', `No document ${payloadHash} in the vault`)
-    if (document.attester !== attester) throw new ExecutionFailure('NOT_ATTESTER', `Only the attester of ${payloadHash} may do this`)
+    const document = anchorOf(state, payloadHash, attester)
+    if (!document) throw new ExecutionFailure('UNKNOWN_DOCUMENT', `The attester has no anchor of ${payloadHash} in the vault`)
     return document
   }
-  const contentRoot = args.contentRoot ? { contentRoot: args.contentRoot, schemaId: args.schemaId } : {}
+  const contentRoot = args.contentRoot
+    ? { contentRoot: args.contentRoot, schemaId: args.schemaId, fieldCount: args.fieldCount, rootVouchedBy: identityOf(signers.sponsorKey) }
+    : {}
   switch (call.circuit as VaultCircuit) {
     case 'attest':
       insertDocument(args.payloadHash, { metadataHash: args.metadataHash, ...anchored, ...contentRoot })
       break
     case 'commitAnchor':
-      if (state.commitments[args.commitment]) throw new ExecutionFailure('ALREADY_COMMITTED', `The commitment ${args.commitment} is recorded already`)
-      next.commitments[args.commitment] = { attester, height: context.height }
+      if (state.commitments[args.commitment]?.[attester]) throw new ExecutionFailure('ALREADY_COMMITTED', `The attester has recorded the commitment ${args.commitment} already`)
+      next.commitments[args.commitment] = { ...state.commitments[args.commitment], [attester]: { height: context.height } }
       break
     case 'revealAnchor': {
-      const commitment = state.commitments[anchorCommitment(args.payloadHash, args.metadataHash, args.nonce)]
-      if (!commitment) throw new ExecutionFailure('UNKNOWN_COMMITMENT', 'No commitment matches the revealed document')
-      if (commitment.attester !== attester) throw new ExecutionFailure('NOT_ATTESTER', 'Only the attester who committed may reveal')
+      if (!state.commitments[anchorCommitment(args.payloadHash, args.metadataHash, args.nonce)]?.[attester])
+        throw new ExecutionFailure('UNKNOWN_COMMITMENT', 'The attester has recorded no commitment that matches the revealed document')
       insertDocument(args.payloadHash, { metadataHash: args.metadataHash, ...anchored, ...contentRoot })
       break
     }
@@ -160,20 +175,21 @@ export function executeCall(state: VaultState, call: VaultCall, attesterKey: str
     }
     case 'anchorContentRoot': {
       const document = ownDocument(args.payloadHash)
-      if (document.contentRoot) throw new ExecutionFailure('ALREADY_ANCHORED', `The content root of ${args.payloadHash} is recorded already`)
-      next.documents[args.payloadHash] = { ...document, contentRoot: args.contentRoot, schemaId: args.schemaId }
+      if (document.contentRoot) throw new ExecutionFailure('ALREADY_ANCHORED', `The content root of the attester's anchor of ${args.payloadHash} is recorded already`)
+      setAnchor(args.payloadHash, { ...document, ...contentRoot })
       break
     }
-    case 'grantDisclosure':
-      ownDocument(args.payloadHash)
-      next.disclosures[args.payloadHash] = { ...state.disclosures[args.payloadHash], [args.grantee]: args.level! }
+    case 'grantDisclosure': {
+      const document = ownDocument(args.payloadHash)
+      setAnchor(args.payloadHash, { ...document, disclosures: { ...document.disclosures, [args.grantee]: args.level! } })
       break
+    }
     case 'revokeDisclosure': {
-      ownDocument(args.payloadHash)
-      const grants = state.disclosures[args.payloadHash] ?? {}
+      const document = ownDocument(args.payloadHash)
+      const grants = document.disclosures ?? {}
       if (!(args.grantee in grants)) throw new ExecutionFailure('UNKNOWN_GRANT', `No disclosure of ${args.payloadHash} to ${args.grantee}`)
       const { [args.grantee]: _revoked, ...rest } = grants
-      next.disclosures[args.payloadHash] = rest
+      setAnchor(args.payloadHash, { ...document, disclosures: rest })
       break
     }
     case 'recordAttestations':

@@ -56,6 +56,7 @@ interface VaultAction {
   kind: ContractActionRecord['kind']
   call?: VaultCall
   attesterKey?: string
+  sponsorKey?: string
   height: number
   txHash: string
   txId: number
@@ -203,7 +204,7 @@ export class Ledger extends EventEmitter {
     let state = start === 0 ? emptyVaultState() : decodeVaultState(this.checkpoints.get(start)!)
     for (let i = start + 1; i <= index; i++) {
       const action = this.vaultActions[i]
-      if (action.call) state = executeCall(state, action.call, action.attesterKey!, action)
+      if (action.call) state = executeCall(state, action.call, { attesterKey: action.attesterKey!, sponsorKey: action.sponsorKey! }, action)
     }
     return state
   }
@@ -476,13 +477,13 @@ export class Ledger extends EventEmitter {
 
   private executeVaultCall(record: TxRecord, call: SponsoredCall, height: number): boolean {
     try {
-      this.state.vault = executeCall(this.state.vault, call.call, call.attesterKey, { height, txHash: record.hash })
+      this.state.vault = executeCall(this.state.vault, call.call, call, { height, txHash: record.hash })
     } catch (error) {
       if (!(error instanceof ExecutionFailure)) throw error
       record.failure = { code: error.code, message: error.message }
       return false
     }
-    this.recordAction(record, { kind: 'ContractCall', call: call.call, attesterKey: call.attesterKey, txHash: record.hash, txId: record.id, height })
+    this.recordAction(record, { kind: 'ContractCall', call: call.call, attesterKey: call.attesterKey, sponsorKey: call.sponsorKey, txHash: record.hash, txId: record.id, height })
     return true
   }
 
