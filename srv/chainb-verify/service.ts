@@ -15,6 +15,7 @@ export class ChainBVerifyService extends cds.ApplicationService {
   private readonly buckets = new TokenBuckets()
 
   init() {
+    verifySettings() // a bad setting stops the start, not a later verification
     this.before('*', req => this.limitRate(req))
     const privileged = <T>(work: () => Promise<T>) => cds.tx({ user: cds.User.privileged }, work)
     this.on(verifyAttestation, req => privileged(() => verdicts.verifyAttestation(req.data)))

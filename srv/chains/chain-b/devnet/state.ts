@@ -11,7 +11,7 @@ import type { Block, StoredBlock, TxBody } from './types.ts'
  * replayed and each must come out with its saved hash.
  */
 
-export const STATE_FORMAT = 1
+export const STATE_FORMAT = 2
 const GENESIS_FILE = 'genesis.json'
 const BLOCKS_FILE = 'blocks.ndjson'
 const MEMPOOL_FILE = 'mempool.json'
