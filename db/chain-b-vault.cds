@@ -39,6 +39,16 @@ entity Jobs : common.Owned {
       payloadFingerprint : Digest;
       /** The vault call and the record it makes, JSON (see srv/chainb/jobs/commands.ts). */
       request            : LargeString;
+      /**
+       * A proving job's witness (its claims' circuit inputs), sealed with AES-256-GCM under a key
+       * only the accepting process holds, in memory (srv/chainb/jobs/witness.ts); null once the
+       * proofs are made or the job ended.
+       */
+      sealedWitness      : LargeString;
+      /** The process holding the witness's key: the only one that proves the job. Null with sealedWitness. */
+      witnessHolder      : String(100);
+      /** Until when the holder vouches for the key (it renews this while it runs); past it the job fails WITNESS_LOST. */
+      witnessHeldUntil   : Timestamp;
       /** What the job made once confirmed, JSON. */
       result             : LargeString;
       errorCode          : String(50);

@@ -11,7 +11,11 @@ const SQLiteService = defaultExport<any>(sqlite)
  * the same file (the gateway's command line while a server runs) is waited for, up to
  * BUSY_TIMEOUT_MS, instead of failing at once: transactions on a file begin IMMEDIATE, taking the
  * write lock first, because a deferred one that read before the other process wrote cannot wait
- * for it (SQLite fails its first write at once, "database is locked").
+ * for it (SQLite fails its first write at once, "database is locked"). Deleted and overwritten
+ * content is zeroed where that costs no extra I/O (`secure_delete = FAST`: within b-tree pages,
+ * not on freed pages nor in the WAL's older page versions); what must never be readable from the
+ * file is not written to it in plain text at all (a proving job's witness is sealed, see
+ * srv/chainb/jobs/witness.ts).
  */
 const BUSY_TIMEOUT_MS = 5000
 
@@ -27,7 +31,7 @@ export default class SQLiteFileService extends SQLiteService {
       create: async (tenant: string) => {
         const connection = await factory.create(tenant)
         if (this.url4(tenant) !== ':memory:') {
-          connection.exec(`PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
+          connection.exec(`PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}; PRAGMA secure_delete = FAST`)
           connection.beginsImmediate = true
         }
         return connection

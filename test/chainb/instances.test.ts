@@ -94,6 +94,23 @@ describe('two server processes on one database (PostgreSQL, or one SQLite file),
     // Both instances answer the same truth.
     expect((await jobsOf(servers[1], ids)).map(job => job.status)).toEqual(Array(30).fill('confirmed'))
   })
+
+  test('proofs sent alternately to both: each proved by the server that holds its witness, all confirmed at the first attempt', async () => {
+    // A witness opens only in the process that accepted it: had the other server claimed a proof, it would have failed WITNESS_LOST.
+    const documentJson = JSON.stringify({ id: 'instances-1', total: 1234.5 })
+    const proofFieldsJson = JSON.stringify(['total'])
+    const prepared = (await callAs('alice', servers[0].url, 'POST', 'prepareDocumentProof', { documentJson, proofFieldsJson })).data
+    const anchored = await callAs('alice', servers[1].url, 'POST', 'anchorDocument', { sha256: prepared.payloadHash, documentJson, proofFieldsJson, saltSeed: prepared.opening.saltSeed })
+    expect(anchored.data.error).toBeUndefined()
+    expect((await confirmAll(devnet, servers[0], [anchored.data.jobId]))[0].status).toBe('confirmed')
+    const [total] = prepared.fields
+    const witness = { payloadHash: prepared.payloadHash, fieldKey: total.fieldKey, value: total.value, scale: total.scale, fieldSalt: total.salt, siblingsJson: JSON.stringify(total.siblings), dirsJson: JSON.stringify(total.dirs) }
+    const accepted = await Promise.all([1, 2, 3, 4].map(threshold =>
+      callAs('alice', servers[threshold % 2].url, 'POST', 'issueFieldPredicateAttestation', { ...witness, predicate: 'greaterOrEqual', threshold: String(threshold) })))
+    for (const answer of accepted) expect(answer.data).toMatchObject({ status: 'queued', jobId: expect.any(String) })
+    const jobs = await confirmAll(devnet, servers[0], accepted.map(answer => answer.data.jobId), 120_000)
+    expect(jobs.map(job => [job.status, job.attempt, job.errorCode])).toEqual(Array(4).fill(['confirmed', 1, null]))
+  }, 180_000)
 })
 
 describe('a server killed (SIGKILL) with jobs queued, running and submitted; a new one on the same database', () => {

@@ -28,6 +28,12 @@ export interface JobSettings {
   unavailableTimeoutMs: number
   /** Jobs one owner may have open (queued, running or submitted); a write beyond it is refused (CHAIN_B_JOBS_MAX_QUEUED_PER_OWNER). */
   maxQueuedPerOwner: number
+  /**
+   * How long a proving job's witness counts as held by the process that accepted it without that
+   * process saying so again (its runner renews the hold on its ticks); past it, any runner fails the
+   * job WITNESS_LOST (refunded), since only that process could prove it (CHAIN_B_JOBS_WITNESS_HOLD_MS).
+   */
+  witnessHoldMs: number
 }
 
 export function jobSettings(): JobSettings {
@@ -42,6 +48,7 @@ export function jobSettings(): JobSettings {
     resubmitAfterBlocks: Math.max(1, numberSetting('CHAIN_B_JOBS_RESUBMIT_AFTER_BLOCKS', configured.resubmitAfterBlocks as number, 3)),
     unavailableTimeoutMs: numberSetting('CHAIN_B_JOBS_UNAVAILABLE_TIMEOUT_MS', configured.unavailableTimeoutMs as number, 15 * 60_000),
     maxQueuedPerOwner: Math.max(1, Math.floor(numberSetting('CHAIN_B_JOBS_MAX_QUEUED_PER_OWNER', configured.maxQueuedPerOwner as number, 20))),
+    witnessHoldMs: Math.max(1000, numberSetting('CHAIN_B_JOBS_WITNESS_HOLD_MS', configured.witnessHoldMs as number, 60_000)),
   }
 }
 

@@ -6,9 +6,10 @@ import { ApiError } from '../../lib/errors.ts'
 import { ownerOf } from '../../lib/ownership.ts'
 import { forDatabase, isPostgres, runWrite, tableOf } from '../../lib/plain-sql.ts'
 import { attesterSubjectOf } from '../identity.ts'
-import { commandOf, type JobCommand } from './commands.ts'
+import { commandOf, withoutWitness, type JobCommand } from './commands.ts'
 import { jobSettings } from './config.ts'
 import type { JobKindName } from './kinds.ts'
+import { forgetWitness, sealWitness, WITNESS_HOLDER } from './witness.ts'
 
 const { SELECT } = cds.ql
 
@@ -19,6 +20,7 @@ export interface NewJob {
   kind: JobKindName
   /** The request's parameters as checked (idempotencyKey aside): what the fingerprint covers. */
   params: Record<string, unknown>
+  /** What the job does; a proving job's claim inputs (the witness) are sealed apart, never stored as given. */
   command: JobCommand
   idempotencyKey?: string
 }
@@ -26,6 +28,7 @@ export interface NewJob {
 export interface QueuedJob {
   ID: string
   status: string
+  /** The command as stored (without the witness). */
   command: JobCommand
   /** True when an earlier request with the same key and payload made the job. */
   replay: boolean
@@ -48,8 +51,8 @@ let insertStatement: string | undefined
  * counts the owner's open jobs and inserts nothing when they are at the bound.
  */
 const insertJob = () => (insertStatement ??= `INSERT INTO ${tableOf(Jobs)}
-  (ID, owner, kind, status, idempotencyKey, payloadFingerprint, request, attempt, maxAttempts, nonce, attesterSubject, requestId, queuedAt)
-  SELECT ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?
+  (ID, owner, kind, status, idempotencyKey, payloadFingerprint, request, sealedWitness, witnessHolder, witnessHeldUntil, attempt, maxAttempts, nonce, attesterSubject, requestId, queuedAt)
+  SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?
   WHERE (SELECT COUNT(*) FROM ${tableOf(Jobs)} WHERE owner = ? AND status IN (${OPEN_STATUSES.map(status => `'${status}'`).join(', ')})) < ?
   ON CONFLICT DO NOTHING`)
 
@@ -77,21 +80,34 @@ const httpResponseOf = (req: cds.Request) => (req as cds.Request & { http?: { re
  * Persists a job in the request's transaction, or finds the one an earlier request with the same
  * owner and idempotency key made: the same payload answers that job (a replay, flagged for the
  * gateway), another payload 409 IDEMPOTENCY_KEY_REUSED. `makeRecords` runs only for a new job.
+ * A proving job's witness is sealed under a key this process keeps in memory (witness.ts); the
+ * row holds the ciphertext and names this process as its holder. Should the job not be recorded
+ * (a replay, a full queue, the request's transaction rolled back), the key is dropped.
  */
 export async function enqueue(req: cds.Request, job: NewJob, makeRecords: (jobId: string) => Promise<unknown>): Promise<QueuedJob> {
   const owner = ownerOf(req.user)
   const fingerprint = fingerprintOf(job.kind, job.params)
   const ID = cds.utils.uuid()
-  const { maxAttempts, maxQueuedPerOwner } = jobSettings()
+  const { maxAttempts, maxQueuedPerOwner, witnessHoldMs } = jobSettings()
+  const { stored, witness } = withoutWitness(job.command)
   await lockOwnerQueue(owner)
-  const inserted = await runWrite(insertJob(), [
-    ID, owner, job.kind, Job.status.queued, job.idempotencyKey ?? null, fingerprint, JSON.stringify(job.command),
-    maxAttempts, randomBytes(32).toString('hex'), attesterSubjectOf(req.user), cds.context?.id ?? null, new Date().toISOString(),
-    owner, maxQueuedPerOwner,
-  ])
+  const now = Date.now()
+  const sealed = witness ? sealWitness(ID, witness) : null
+  let inserted = 0
+  try {
+    inserted = await runWrite(insertJob(), [
+      ID, owner, job.kind, Job.status.queued, job.idempotencyKey ?? null, fingerprint, JSON.stringify(stored),
+      sealed, sealed ? WITNESS_HOLDER : null, sealed ? new Date(now + witnessHoldMs).toISOString() : null,
+      maxAttempts, randomBytes(32).toString('hex'), attesterSubjectOf(req.user), cds.context?.id ?? null, new Date(now).toISOString(),
+      owner, maxQueuedPerOwner,
+    ])
+  } finally {
+    if (sealed && inserted !== 1) forgetWitness(ID)
+  }
   if (inserted === 1) {
+    if (sealed) req.on('failed', () => forgetWitness(ID))
     await makeRecords(ID)
-    return { ID, status: Job.status.queued, command: job.command, replay: false }
+    return { ID, status: Job.status.queued, command: stored, replay: false }
   }
   // Nothing inserted: the idempotency key is taken (a replay, or a reuse), or the owner's queue is full.
   const earlier = job.idempotencyKey === undefined ? undefined

@@ -5,13 +5,14 @@ import { isApiError } from '../../lib/errors.ts'
 import { runWrite, tableOf } from '../../lib/plain-sql.ts'
 import { scheduleJob, type ScheduledJob } from '../../lib/scheduled-job.ts'
 import { chainB, type ChainBAccess } from '../chain.ts'
-import { commandOf, type JobCommand } from './commands.ts'
+import { commandOf, withoutWitness, type JobCommand } from './commands.ts'
 import { INSTANCE_ID, jobSettings, type JobSettings } from './config.ts'
 import { CALLER_FAULTS, confirmedResult, explainFailure, recordConfirmation, recordFailure, type Inclusion } from './outcomes.ts'
 import { ProofFailure, proveClaims } from './prove.ts'
 import { sponsoredCall } from './sign.ts'
 import { JobKind } from './kinds.ts'
 import { candidatesInTurn, claimJob } from './turns.ts'
+import { forgetWitness, heldWitnesses, openWitness, staleKeys, touchKey, WITNESS_HOLDER, type Witness } from './witness.ts'
 
 const { SELECT, UPDATE } = cds.ql
 
@@ -30,6 +31,10 @@ const { SELECT, UPDATE } = cds.ql
  *   happens once, and JobFailed is emitted once.
  * An upstream that does not answer costs a job no attempt: it waits and is tried again, and fails
  * CHAIN_B_UNAVAILABLE only once unavailableTimeoutMs have passed since it was queued.
+ * A proving job's witness can be opened only in the process that accepted it (witness.ts): that
+ * process's runners alone claim it for proving, and renew its hold while they run; a job whose
+ * holder has not renewed its hold for witnessHoldMs (it stopped or died), or whose key its holder
+ * no longer has, fails WITNESS_LOST (refunded) in whichever runner sees it first.
  */
 
 type JobRow = Job & { ID: string }
@@ -37,11 +42,21 @@ type JobRow = Job & { ID: string }
 export interface JobFailedEvent { jobId: string; owner: string; requestId: string | null; errorCode: string }
 
 const OPEN = [Job.status.queued, Job.status.running, Job.status.submitted]
+/** What a job needing its witness may be in: not yet proved. */
+const UNPROVED = [Job.status.queued, Job.status.running]
 const WATCHED_AT_ONCE = 4
+const LOST_AT_ONCE = 100
+
+const WITNESS_LOST = 'WITNESS_LOST'
+const WITNESS_LOST_MESSAGE = "the claims' hidden inputs were kept only in the memory of the server process that accepted this request, "
+  + 'and it stopped before proving them; nothing was recorded and the charge is refunded: ask again (with a new idempotencyKey if you gave one)'
 
 let renewStatement: string | undefined
 /** Renews every lease this instance holds: built once the model is loaded. */
 const renewSql = () => (renewStatement ??= `UPDATE ${tableOf(Jobs)} SET leaseExpiresAt = ? WHERE leaseOwner = ? AND status IN ('${Job.status.running}', '${Job.status.submitted}')`)
+let holdStatement: string | undefined
+/** Renews the hold of every witness this process holds. */
+const holdSql = () => (holdStatement ??= `UPDATE ${tableOf(Jobs)} SET witnessHeldUntil = ? WHERE witnessHolder = ? AND status IN ('${Job.status.queued}', '${Job.status.running}')`)
 
 const iso = (ms: number = Date.now()) => new Date(ms).toISOString()
 const privileged = <T>(work: () => PromiseLike<T>) => cds.tx({ user: cds.User.privileged }, async () => work())
@@ -55,6 +70,8 @@ export class JobRunner {
   private readonly proving = new Set<string>()
   /** The tip height at which a submitted job's transaction was first found missing from the chain. */
   private readonly missingSince = new Map<string, number>()
+  /** When this runner last renewed the holds of this process's witnesses (ms). */
+  private heldAt = 0
   private schedule?: ScheduledJob
   private readonly emit: (event: JobFailedEvent) => Promise<unknown>
 
@@ -80,9 +97,11 @@ export class JobRunner {
     if (this.schedule) this.schedule.runNow().catch(error => cds.log('chainb').warn('job runner tick failed', error))
   }
 
-  /** One round: renew this instance's leases, watch its submitted jobs, claim what it has room for. */
+  /** One round: renew this instance's leases and witness holds, fail jobs whose witness is lost, watch its submitted jobs, claim what it has room for. */
   async tick() {
     await privileged(() => runWrite(renewSql(), [iso(Date.now() + this.settings.leaseMs), this.instance]))
+    await this.holdWitnesses()
+    await this.failLostWitnesses()
     await this.watchSubmitted()
     const room = this.settings.concurrency - this.inFlight.size
     if (room > 0) for (const job of await this.claim(room, await this.provingRoom())) this.launch(job)
@@ -102,14 +121,14 @@ export class JobRunner {
   /** Up to `room` jobs, owners in turn; proving jobs only as many as `provingRoom`. */
   private async claim(room: number, provingRoom: number): Promise<JobRow[]> {
     const now = iso()
-    const candidates = await privileged(() => candidatesInTurn(now, room * 2, provingRoom > 0))
+    const candidates = await privileged(() => candidatesInTurn(now, room * 2, provingRoom > 0, WITNESS_HOLDER))
     const claimed: JobRow[] = []
     let provingClaimed = 0
     for (const { ID, kind } of candidates) {
       if (claimed.length >= room) break
       const proves = kind === JobKind.proveAttestation
       if (proves && provingClaimed >= provingRoom) continue
-      if (!(await privileged(() => claimJob(ID, this.instance, iso(Date.now() + this.settings.leaseMs), now)))) continue
+      if (!(await privileged(() => claimJob(ID, this.instance, iso(Date.now() + this.settings.leaseMs), now, WITNESS_HOLDER)))) continue
       const job = await privileged(() => SELECT.one.from(Jobs, ID)) as JobRow | undefined
       if (!job) continue
       if (proves) provingClaimed++
@@ -146,8 +165,14 @@ export class JobRunner {
     try {
       chain = await chainB()
       if (!command.call) {
+        // A job queued before witnesses were sealed carries its inputs in the command itself.
+        const witness = openWitness(job.ID, job.sealedWitness) ?? inlineWitness(command)
+        if (!witness) {
+          this.doneProving(job.ID)
+          return this.fail(job, WITNESS_LOST, WITNESS_LOST_MESSAGE)
+        }
         try {
-          command = await proveClaims(chain, command)
+          command = await proveClaims(chain, command, witness)
         } finally {
           this.doneProving(job.ID)
         }
@@ -166,16 +191,53 @@ export class JobRunner {
     }
   }
 
-  /** The proved call replaces the claims' inputs (witness and all) in the job, and the proofs go to their attestations; false when the job is no longer this instance's. */
+  /**
+   * The proved call replaces the claims in the job, the sealed witness goes in the same statement
+   * (and its key with it), and the proofs go to their attestations; false when the job is no
+   * longer this instance's.
+   */
   private async keepProofs(job: JobRow, command: JobCommand): Promise<boolean> {
-    return privileged(async () => {
-      const changed = await UPDATE.entity(Jobs).set({ request: JSON.stringify(command) }).where({ ID: job.ID, status: Job.status.running, leaseOwner: this.instance })
+    const kept = await privileged(async () => {
+      const changed = await UPDATE.entity(Jobs).set({ request: JSON.stringify(command), ...NO_WITNESS })
+        .where({ ID: job.ID, status: Job.status.running, leaseOwner: this.instance })
       if (changed !== 1) return false
       const claims = (command.call!.args.claims ?? []) as { proof: unknown; publicSignals: string[] }[]
       for (const [index, ID] of (command.attestationIds ?? []).entries())
         await UPDATE.entity(Attestations, ID).set({ proof: JSON.stringify(claims[index].proof), publicSignals: JSON.stringify(claims[index].publicSignals) })
       return true
     })
+    forgetWitness(job.ID)
+    return kept
+  }
+
+  /**
+   * Renews the holds of the witnesses this process holds (a quarter of witnessHoldMs after the
+   * last renewal, so each hold stays at least three quarters ahead), and drops keys whose job ended
+   * elsewhere (failed by another instance, or never recorded).
+   */
+  private async holdWitnesses() {
+    const now = Date.now()
+    if (!heldWitnesses() || now - this.heldAt < this.settings.witnessHoldMs / 4) return
+    await privileged(() => runWrite(holdSql(), [iso(now + this.settings.witnessHoldMs), WITNESS_HOLDER]))
+    this.heldAt = now
+    const stale = staleKeys(this.settings.witnessHoldMs, now)
+    for (let at = 0; at < stale.length; at += LOST_AT_ONCE) {
+      const ids = stale.slice(at, at + LOST_AT_ONCE)
+      const open = new Set((await privileged(() => SELECT.from(Jobs).columns('ID').where({ ID: { in: ids }, witnessHolder: WITNESS_HOLDER, status: { in: UNPROVED } })) as { ID: string }[]).map(row => row.ID))
+      for (const ID of ids) if (open.has(ID)) touchKey(ID, now)
+      else forgetWitness(ID)
+    }
+  }
+
+  /** Jobs whose witness's holder has not renewed its hold in time (it stopped or died): failed WITNESS_LOST, refunded. */
+  private async failLostWitnesses() {
+    const now = iso()
+    const [queued, running] = UNPROVED
+    const lost = await privileged(() => SELECT.from(Jobs).columns('ID', 'kind', 'request', 'owner', 'requestId', 'witnessHolder')
+      .where`(status = ${queued} or status = ${running}) and witnessHolder is not null and witnessHolder <> ${WITNESS_HOLDER} and witnessHeldUntil < ${now}`
+      .limit(LOST_AT_ONCE)) as JobRow[]
+    // Each guarded by the hold it was read with: a holder that renewed meanwhile keeps its job.
+    for (const job of lost) await this.fail(job, WITNESS_LOST, WITNESS_LOST_MESSAGE, {}, UNPROVED, { witnessHolder: job.witnessHolder, witnessHeldUntil: { '<': now } })
   }
 
   /** Back to queued, tried again after retryMs; the claim is given back (the upstream's absence is no attempt). */
@@ -266,22 +328,46 @@ export class JobRunner {
     })
   }
 
-  /** Ends a job failed, once; a reason that is not the caller's is refunded through JobFailed. */
-  async fail(job: Pick<JobRow, 'ID' | 'kind' | 'request' | 'owner' | 'requestId'>, code: string, message: string, seen: { txHash?: string; blockHeight?: number } = {}, from: string[] = OPEN) {
+  /**
+   * Ends a job failed, once (from the states `from`, and what `guard` asks besides); a reason that
+   * is not the caller's is refunded through JobFailed. A witness the job still had goes in the
+   * same statement, and its key if this process held it.
+   */
+  async fail(job: Pick<JobRow, 'ID' | 'kind' | 'request' | 'owner' | 'requestId'>, code: string, message: string, seen: { txHash?: string; blockHeight?: number } = {}, from: string[] = OPEN, guard: Record<string, unknown> = {}) {
     const refund = !CALLER_FAULTS.has(code)
     const failed = await privileged(async () => {
       const changed = await UPDATE.entity(Jobs).set({
         status: Job.status.failed, errorCode: code.slice(0, 50), errorMessage: message.slice(0, 500), finishedAt: iso(), refunded: refund,
-        leaseOwner: null, leaseExpiresAt: null, ...seen,
-      }).where({ ID: job.ID, status: { in: from } })
+        leaseOwner: null, leaseExpiresAt: null, ...NO_WITNESS, ...withoutInlineWitness(job.request), ...seen,
+      }).where({ ...guard, ID: job.ID, status: { in: from } })
       if (changed === 1) await recordFailure(job.kind!, commandOf(job.request))
       return changed === 1
     })
+    if (failed) forgetWitness(job.ID)
     if (failed && refund) await this.emit({ jobId: job.ID, owner: job.owner!, requestId: job.requestId ?? null, errorCode: code })
   }
 }
 
 const succeeded = (tx: ChainBTransaction) => tx.result?.status === 'SUCCESS'
+
+/** A job without its witness: what proving or any end of the job leaves. */
+const NO_WITNESS = { sealedWitness: null, witnessHolder: null, witnessHeldUntil: null }
+
+/** The inputs a command queued before witnesses were sealed carries itself (every claim's), else undefined. */
+function inlineWitness(command: JobCommand): Witness | undefined {
+  const claims = command.prove ?? []
+  return claims.length && claims.every(claim => claim.input) ? claims.map(claim => claim.input!) : undefined
+}
+
+/** The request of such a command without its inputs, for a job that ends before proving them. */
+function withoutInlineWitness(request: string | null | undefined): { request?: string } {
+  try {
+    const command = commandOf(request)
+    return command.prove?.some(claim => claim.input) ? { request: JSON.stringify(withoutWitness(command).stored) } : {}
+  } catch {
+    return {}
+  }
+}
 
 /** A job whose claims are still to be proved (an unreadable request is execute's to fail). */
 function needsProving(job: JobRow): boolean {

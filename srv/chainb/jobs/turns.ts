@@ -11,7 +11,9 @@ import { JobKind } from './kinds.ts'
  * owner's job therefore waits for the jobs already claimed, not for anyone's queue.
  *
  * The order is read from the database, so runners in several instances share it; each job is then
- * claimed with one guarded UPDATE, and only the runner whose UPDATE changed the row runs it.
+ * claimed with one guarded UPDATE, and only the runner whose UPDATE changed the row runs it. A job
+ * whose witness another process holds (witness.ts) is not a candidate here: only its holder can
+ * prove it.
  */
 
 export interface Candidate {
@@ -23,6 +25,9 @@ export interface Candidate {
 const claimable = () =>
   `((status = '${Job.status.queued}' AND (notBefore IS NULL OR notBefore <= ?)) OR (status IN ('${Job.status.running}', '${Job.status.submitted}') AND leaseExpiresAt < ?))`
 
+/** Its witness (if it has one still) is held by the process asking. */
+const provableHere = () => '(witnessHolder IS NULL OR witnessHolder = ?)'
+
 /**
  * Each owner's turns numbered (waiting), each waiting owner's last claim looked up once, by the
  * index on (owner, startedAt) (owners), then the first `limit` turns in order. Both are
@@ -33,7 +38,7 @@ const candidatesSql = (withProving: boolean) => {
   const kinds = withProving ? '' : ` AND kind <> '${JobKind.proveAttestation}'`
   return forDatabase(`WITH waiting AS MATERIALIZED (
       SELECT ID, kind, owner, queuedAt, ROW_NUMBER() OVER (PARTITION BY owner ORDER BY queuedAt, ID) AS turn
-      FROM ${jobs} WHERE ${claimable()}${kinds}
+      FROM ${jobs} WHERE ${claimable()} AND ${provableHere()}${kinds}
     ), owners AS MATERIALIZED (
       SELECT owner, (SELECT MAX(served.startedAt) FROM ${jobs} served WHERE served.owner = waiting.owner) AS lastServed
       FROM waiting WHERE turn = 1
@@ -50,21 +55,22 @@ function sql() {
   statements ??= {
     candidates: candidatesSql(true),
     candidatesNotProving: candidatesSql(false),
-    claim: `UPDATE ${tableOf(Jobs)} SET status = '${Job.status.running}', leaseOwner = ?, leaseExpiresAt = ?, startedAt = ?, attempt = attempt + 1 WHERE ID = ? AND ${claimable()}`,
+    claim: `UPDATE ${tableOf(Jobs)} SET status = '${Job.status.running}', leaseOwner = ?, leaseExpiresAt = ?, startedAt = ?, attempt = attempt + 1 WHERE ID = ? AND ${claimable()} AND ${provableHere()}`,
   }
   return statements
 }
 
 /**
- * Up to `limit` jobs in turn order. Without `withProving`, proving jobs are left for a runner
- * with a free prover thread (here or in another instance).
+ * Up to `limit` jobs in turn order, of those this process can run (`holder`: the process's
+ * witness holder id). Without `withProving`, proving jobs are left for a runner with a free
+ * prover thread (here or in another instance).
  */
-export async function candidatesInTurn(now: string, limit: number, withProving: boolean): Promise<Candidate[]> {
+export async function candidatesInTurn(now: string, limit: number, withProving: boolean, holder: string): Promise<Candidate[]> {
   const statement = withProving ? sql().candidates : sql().candidatesNotProving
-  return await cds.run(statement, [now, now, limit, limit]) as Candidate[]
+  return await cds.run(statement, [now, now, holder, limit, limit]) as Candidate[]
 }
 
-/** Takes the job for this instance if it is still claimable; false when another runner was first. */
-export async function claimJob(ID: string, instance: string, leaseExpiresAt: string, now: string): Promise<boolean> {
-  return (await runWrite(sql().claim, [instance, leaseExpiresAt, now, ID, now, now])) === 1
+/** Takes the job for this instance if it is still claimable (and provable here); false when another runner was first. */
+export async function claimJob(ID: string, instance: string, leaseExpiresAt: string, now: string, holder: string): Promise<boolean> {
+  return (await runWrite(sql().claim, [instance, leaseExpiresAt, now, ID, now, now, holder])) === 1
 }
