@@ -1,11 +1,13 @@
 import cds from '@sap/cds'
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { stat } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { circuitFile, type KeysManifest } from '../chains/chain-b/zk/circuits.ts'
 import type { ZeroKnowledge } from '../chains/chain-b/zk/index.ts'
+import { TRANSCRIPT_FILE } from '../chains/chain-b/zk/transcript.ts'
 import { sendError } from '../lib/http-safety.ts'
 import { CONTENT_TYPES, keyFile, publishedManifest, ZK_CONFIG_PATH, type KeyFile } from './manifest.ts'
 
@@ -13,8 +15,10 @@ import { CONTENT_TYPES, keyFile, publishedManifest, ZK_CONFIG_PATH, type KeyFile
  * `/zk-config`: the circuits' keys for provers, free and without a key (spec 8.2), mounted at
  * bootstrap. `GET /zk-config` (or `/zk-config/manifest.json`) answers the manifest;
  * `GET|HEAD /zk-config/<circuit>/<file>` streams one of the circuit's three files, with the
- * manifest's SHA-256 as its ETag. The keys are those of the chain-b service, which proves and
- * verifies with them. Only names the manifest lists reach the filesystem.
+ * manifest's SHA-256 as its ETag; `GET /zk-config/transcript.json` answers the trusted-setup
+ * ceremony's transcript, so anyone can verify the served keys (`npm run ceremony -- fetch`, then
+ * `verify`). The keys are those of the chain-b service, which proves and verifies with them. Only
+ * names the manifest lists, and the transcript, reach the filesystem.
  */
 
 type Request = IncomingMessage
@@ -33,6 +37,7 @@ async function answer(req: Request, res: ServerResponse) {
   const { keysDir, manifest } = await chainBKeys()
   const path = (req.url ?? '/').split('?')[0]
   if (path === '/' || path === '' || path === '/manifest.json') return sendManifest(req, res, manifest)
+  if (path === `/${TRANSCRIPT_FILE}`) return sendTranscript(req, res, keysDir)
   const [circuit, name, ...more] = path.slice(1).split('/')
   const file = more.length ? undefined : keyFile(manifest, circuit, name ?? '')
   if (!file) return notFound(res, path)
@@ -64,6 +69,16 @@ function sendManifest(req: Request, res: ServerResponse, manifest: KeysManifest)
   if (notModified(req, res, etag)) return
   res.setHeader('content-type', 'application/json')
   res.setHeader('content-length', Buffer.byteLength(body))
+  res.end(req.method === 'HEAD' ? undefined : body)
+}
+
+/** The ceremony's transcript beside the keys (a few kB, read on each request), for `npm run ceremony -- verify` against the served keys. */
+async function sendTranscript(req: Request, res: ServerResponse, keysDir: string) {
+  const body = await readFile(join(keysDir, TRANSCRIPT_FILE)).catch(() => undefined)
+  if (!body) return notFound(res, `/${TRANSCRIPT_FILE}`)
+  if (notModified(req, res, quoted(createHash('sha256').update(body).digest('hex')))) return
+  res.setHeader('content-type', 'application/json')
+  res.setHeader('content-length', body.length)
   res.end(req.method === 'HEAD' ? undefined : body)
 }
 

@@ -3,7 +3,7 @@ import { CIRCUIT_IDS, CIRCUITS, circuitFiles, isCircuitId, type CircuitId, type 
 /**
  * What /zk-config publishes of the keys folder: per circuit its public signals and claims (from
  * CIRCUITS), its constraint count, and its three files with their root-relative URL, SHA-256 and
- * size (from the keys folder's manifest.json, which `npm run build:zk` wrote). Only the files the
+ * size (from the keys folder's manifest.json, which the ceremony's finalize wrote). Only the files the
  * manifest lists, under the names circuitFiles gives, are ever served.
  */
 

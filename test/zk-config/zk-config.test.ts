@@ -87,6 +87,25 @@ describe('the files', () => {
   })
 })
 
+describe('the ceremony transcript', () => {
+  test('/zk-config/transcript.json answers the keys\' transcript as on disk, its ETag the quoted SHA-256, 304 on it', async () => {
+    const expected = readFileSync(join(keysDir(), 'transcript.json'))
+    const response = await get('/zk-config/transcript.json')
+    expect(Buffer.from(await response.arrayBuffer()).equals(expected)).toBe(true)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe('application/json')
+    expect(response.headers.get('etag')).toBe(`"${sha256(expected)}"`)
+    const again = await get('/zk-config/transcript.json', { 'if-none-match': `"${sha256(expected)}"` })
+    expect(again.status).toBe(304)
+  })
+
+  test('it lists every file the manifest publishes, by the same SHA-256', async () => {
+    const transcript = await (await get('/zk-config/transcript.json')).json()
+    const manifest = await (await get('/zk-config')).json()
+    for (const circuit of manifest.circuits) for (const role of ['wasm', 'zkey', 'verificationKey']) expect(transcript.keys[circuit.id][role]).toBe(circuit.files[role].sha256)
+  })
+})
+
 describe('If-None-Match', () => {
   const path = '/zk-config/field_equality/verification_key.json'
   const etag = () => `"${sha256(onDisk('field_equality', 'verification_key.json'))}"`
@@ -117,6 +136,8 @@ describe('anything else under /zk-config', () => {
     ['another circuit\'s file', '/zk-config/field_predicate/field_equality.wasm'],
     ['a build file that is not served', '/zk-config/field_predicate/field_predicate.r1cs'],
     ['the manifest under a circuit', '/zk-config/field_predicate/manifest.json'],
+    ['the transcript under a circuit', '/zk-config/field_predicate/transcript.json'],
+    ['the verification record', '/zk-config/verification.json'],
     ['a circuit folder', '/zk-config/field_predicate'],
     ['a trailing slash after a file', '/zk-config/field_predicate/field_predicate.wasm/'],
     ['a file name in other case', '/zk-config/field_predicate/FIELD_PREDICATE.WASM'],

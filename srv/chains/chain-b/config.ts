@@ -5,6 +5,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { booleanValue, isProduction, numberValue, optionalValue, profiles, requiresBlock, stringValue } from '../../lib/settings.ts'
 import { devnetVaultAddress } from './vault.ts'
+import type { KeysManifest } from './zk/circuits.ts'
+import { ceremonyProblem } from './zk/transcript.ts'
 
 /**
  * The options of the chain-b service, `cds.requires['chain-b']`: set per profile in package.json,
@@ -274,12 +276,22 @@ export function zkConfig(options: ChainBOptions = chainBOptions()): ZkConfig {
 }
 
 /**
- * The keys a start may use: they must be there, and production refuses the development ceremony's
- * keys (anyone with this repository could forge proofs under them) unless allowDevelopmentKeys.
+ * The keys a start may use: they must be there, and production takes only keys from a verified
+ * ceremony: a transcript on a published phase 1 with at least two contributions and a beacon, a
+ * verification record of `npm run ceremony -- verify` for that transcript, and files and proving
+ * keys that match both (ceremonyProblem; it hashes the files, without the phase-1 file).
+ * Development keys (anyone could forge proofs under them) pass only with allowDevelopmentKeys,
+ * which lets nothing else through.
  */
-export function checkZkKeys(config: ZkConfig, manifest: { development: boolean }): void {
-  if (manifest.development && isProduction() && !config.allowDevelopmentKeys)
-    throw new MissingSecretError(`Chain B's zero-knowledge keys in ${config.keysDir} are development keys; refusing to start in production. Set CHAIN_B_ZK_KEYS to the operator's keys (npm run build:zk -- --ptau <file> --production), or CHAIN_B_ZK_ALLOW_DEVELOPMENT_KEYS=true.`)
+export function checkZkKeys(config: ZkConfig, manifest: Pick<KeysManifest, 'development'> & Partial<KeysManifest>): void {
+  if (!isProduction()) return
+  if (manifest.development) {
+    if (config.allowDevelopmentKeys) return
+    throw new MissingSecretError(`Chain B's zero-knowledge keys in ${config.keysDir} are development keys; refusing to start in production. Set CHAIN_B_ZK_KEYS to the operator's keys (from a ceremony with several parties, verified: npm run ceremony -- verify), or CHAIN_B_ZK_ALLOW_DEVELOPMENT_KEYS=true.`)
+  }
+  const problem = ceremonyProblem(config.keysDir, { ceremony: '', circuits: {}, ...manifest })
+  if (problem)
+    throw new MissingSecretError(`Chain B's zero-knowledge keys in ${config.keysDir} are not from a verified ceremony: ${problem}; refusing to start in production. Set CHAIN_B_ZK_KEYS to keys whose ceremony npm run ceremony -- verify --keys <folder> passed (docs/security.md, Ceremony).`)
 }
 
 function developmentSecrets(): ChainBSecrets {

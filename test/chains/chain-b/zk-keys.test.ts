@@ -1,12 +1,16 @@
 import cds from '@sap/cds'
 import { spawnSync } from 'node:child_process'
-import { availableParallelism } from 'node:os'
+import { createHash } from 'node:crypto'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { chainBOptions, checkZkKeys, MissingSecretError, zkConfig, type ZkConfig } from '../../../srv/chains/chain-b/config.ts'
+import { PUBLISHED_PHASE1, type Transcript, type VerificationRecord } from '../../../srv/chains/chain-b/zk/transcript.ts'
 
 /**
  * The zero-knowledge keys' settings: the documented variables mapped into zkConfig, and which keys
- * a start may use (production refuses the development ceremony's keys unless told otherwise).
+ * a start may use (production refuses the development ceremony's keys unless told otherwise, and
+ * any keys whose ceremony was not verified).
  */
 
 const root = join(__dirname, '..', '..', '..')
@@ -23,7 +27,7 @@ const withProfiles = <T>(profiles: string[], fn: () => T): T => {
 
 const DEVELOPMENT_KEYS = { development: true }
 const OPERATOR_KEYS = { development: false }
-const config = (allowDevelopmentKeys: boolean): ZkConfig => ({ keysDir: '/keys', allowDevelopmentKeys, provers: 1 })
+const config = (allowDevelopmentKeys: boolean, keysDir = '/keys'): ZkConfig => ({ keysDir, allowDevelopmentKeys, provers: 1 })
 
 describe('zkConfig', () => {
   test('defaults: zk/keys in the project, development keys not allowed, one prover per core', () => {
@@ -64,8 +68,13 @@ describe('checkZkKeys', () => {
     expect(withProfiles(['production'], () => checkZkKeys(config(true), DEVELOPMENT_KEYS))).toBeUndefined()
   })
 
-  test('production with the operator\'s keys: accepted', () => {
-    expect(withProfiles(['production'], () => checkZkKeys(config(false), OPERATOR_KEYS))).toBeUndefined()
+  test('production with keys that say they are not development keys, but have no transcript: refused', () => {
+    expect(() => withProfiles(['production'], () => checkZkKeys(config(false), OPERATOR_KEYS))).toThrow(/keys in \/keys are not from a verified ceremony: there is no ceremony transcript \(transcript\.json\); refusing to start in production/)
+    expect(() => withProfiles(['production'], () => checkZkKeys(config(true), OPERATOR_KEYS))).toThrow(MissingSecretError)
+  })
+
+  test.each([['development'], ['test']])('%s with keys without a transcript: accepted', profile => {
+    expect(withProfiles([profile], () => checkZkKeys(config(false), OPERATOR_KEYS))).toBeUndefined()
   })
 
   test.each([['development'], ['test']])('%s with development keys: accepted', profile => {
@@ -74,8 +83,96 @@ describe('checkZkKeys', () => {
 })
 
 /**
+ * Keys from a ceremony on a published phase 1: the committed keys (three contributions and a beacon
+ * per circuit) with their transcript rewritten as if it had run on the published 2^15 Powers of Tau
+ * and a verification record for that transcript, as `npm run ceremony -- verify` writes it. The
+ * start cannot tell (it never reads the phase-1 file), which is what the record is for; each test
+ * spoils one thing.
+ */
+const committedKeys = join(root, 'zk/keys')
+const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'))
+const writeJson = (file: string, value: unknown) => writeFileSync(file, JSON.stringify(value, null, 2) + '\n')
+const fixtures: string[] = []
+afterAll(() => fixtures.forEach(dir => rmSync(dir, { recursive: true, force: true })))
+
+interface Spoil {
+  /** A change to the transcript before verify ran (the record matches it). */
+  transcript?: (transcript: Transcript, record: VerificationRecord) => void
+  /** A change to the transcript after verify ran. */
+  afterVerify?: (transcript: Transcript) => void
+  files?: (dir: string) => void
+  verified?: boolean
+}
+
+function productionKeys(spoil: Spoil = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'zk-production-keys-'))
+  fixtures.push(dir)
+  const manifest = readJson(join(committedKeys, 'manifest.json'))
+  for (const id of Object.keys(manifest.circuits)) {
+    mkdirSync(join(dir, id))
+    for (const { name } of Object.values(manifest.circuits[id].files) as { name: string }[]) symlinkSync(join(committedKeys, id, name), join(dir, id, name))
+  }
+  writeJson(join(dir, 'manifest.json'), { ...manifest, development: false })
+  const transcript: Transcript = readJson(join(committedKeys, 'transcript.json'))
+  const record: VerificationRecord = readJson(join(committedKeys, 'verification.json'))
+  const published = PUBLISHED_PHASE1[15]
+  transcript.development = false
+  transcript.phase1 = { name: published.name, power: 15, blake2b: published.blake2b, origin: 'published', description: 'the Hermez Powers of Tau' }
+  transcript.beacon.source = 'chain A block hash at height 1,000,000'
+  record.phase1 = { name: published.name, blake2b: published.blake2b }
+  spoil.transcript?.(transcript, record)
+  writeJson(join(dir, 'transcript.json'), transcript)
+  record.transcript = createHash('sha256').update(readFileSync(join(dir, 'transcript.json'))).digest('hex')
+  if (spoil.verified !== false) writeJson(join(dir, 'verification.json'), record)
+  if (spoil.afterVerify) {
+    spoil.afterVerify(transcript)
+    writeJson(join(dir, 'transcript.json'), transcript)
+  }
+  spoil.files?.(dir)
+  return dir
+}
+
+const productionStart = (keysDir: string, allowDevelopmentKeys = false) =>
+  withProfiles(['production'], () => checkZkKeys(config(allowDevelopmentKeys, keysDir), readJson(join(keysDir, 'manifest.json'))))
+
+describe('checkZkKeys: keys from a verified ceremony', () => {
+  test('a transcript on a published phase 1 with three contributions and a beacon, verified, the files unchanged: accepted', () => {
+    expect(productionStart(productionKeys())).toBeUndefined()
+  })
+
+  test.each<[string, Spoil, RegExp]>([
+    ['never verified', { verified: false }, /it was never verified \(no verification\.json: run npm run ceremony -- verify --keys /],
+    ['the transcript changed after verify', { afterVerify: transcript => void (transcript.startedAt = 'later') }, /verification\.json is not the verification of this transcript\.json/],
+    ['the development phase 1', { transcript: transcript => Object.assign(transcript.phase1, { origin: 'development' }) }, /its ceremony ran on the development phase 1, whose toxic waste is public/],
+    ['a phase 1 said to be published that is not', { transcript: transcript => void (transcript.phase1.blake2b = '00'.repeat(64)) }, /its phase 1 \(powersOfTau28_hez_final_15\.ptau\) is not the published file of power 15/],
+    ['one contribution per circuit', { transcript: transcript => void (transcript.contributions = transcript.contributions.filter(entry => entry.index === 1)) }, /field_predicate has 1 contribution; production needs at least 2 besides the beacon/],
+    ['no beacon', { transcript: transcript => void (transcript.beacon = { source: '' }) }, /its ceremony has no beacon from an announced public value/],
+    ['a proving key swapped', { files: dir => { rmSync(join(dir, 'field_equality/field_equality.zkey')); writeFileSync(join(dir, 'field_equality/field_equality.zkey'), readFileSync(join(committedKeys, 'field_predicate/field_predicate.zkey'))) } },
+      /field_equality\/field_equality\.zkey is not the file the ceremony made and verify checked/],
+    ['a contribution hash edited in the transcript and the record alike', {
+      transcript: (transcript, record) => {
+        const first = transcript.contributions.find(entry => entry.circuit === 'field_predicate')!
+        first.hash = first.hash.replace(/^./, first.hash.startsWith('0') ? '1' : '0')
+        record.circuits.field_predicate!.contributions[0] = first.hash
+      },
+    }, /the contributions in field_predicate\/field_predicate\.zkey are not those of the transcript/],
+  ])('%s: refused, saying why', (_, spoil, reason) => {
+    const keysDir = productionKeys(spoil)
+    expect(() => productionStart(keysDir)).toThrow(MissingSecretError)
+    expect(() => productionStart(keysDir)).toThrow(reason)
+    expect(() => productionStart(keysDir, true)).toThrow(reason)
+  })
+
+  test('no transcript at all: refused, and CHAIN_B_ZK_ALLOW_DEVELOPMENT_KEYS does not help keys that are not development keys', () => {
+    const keysDir = productionKeys({ files: dir => rmSync(join(dir, 'transcript.json')) })
+    expect(() => productionStart(keysDir, true)).toThrow(/not from a verified ceremony: there is no ceremony transcript/)
+  })
+})
+
+/**
  * The bootstrap's chain-B step in a production process of its own (srv/server.ts connectChainB):
- * on the committed development keys it ends the process with one line, unless told to allow them.
+ * on the committed development keys it ends the process with one line, unless told to allow them;
+ * on other keys, unless their ceremony was verified.
  */
 describe('a production start on the development keys', () => {
   const PROBE = `
@@ -110,6 +207,18 @@ describe('a production start on the development keys', () => {
   test('with CHAIN_B_ZK_ALLOW_DEVELOPMENT_KEYS=true it connects', () => {
     const run = start({ CHAIN_B_ZK_ALLOW_DEVELOPMENT_KEYS: 'true' })
     expect(JSON.parse(/^CONNECTED (.*)$/m.exec(run.stdout)?.[1] ?? 'null')).toEqual({ profiles: ['production'], development: true })
+    expect(run.status).toBe(0)
+  })
+
+  test('on keys whose ceremony was never verified it ends with one line saying so, even with CHAIN_B_ZK_ALLOW_DEVELOPMENT_KEYS=true', () => {
+    const run = start({ CHAIN_B_ZK_KEYS: productionKeys({ verified: false }), CHAIN_B_ZK_ALLOW_DEVELOPMENT_KEYS: 'true' })
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/are not from a verified ceremony: it was never verified.*refusing to start in production/)])
+    expect(run.status).toBe(1)
+  })
+
+  test('on keys from a verified ceremony it connects', () => {
+    const run = start({ CHAIN_B_ZK_KEYS: productionKeys() })
+    expect(JSON.parse(/^CONNECTED (.*)$/m.exec(run.stdout)?.[1] ?? 'null')).toEqual({ profiles: ['production'], development: false })
     expect(run.status).toBe(0)
   })
 })

@@ -5,8 +5,10 @@ import { join } from 'node:path'
 /**
  * The circuits (zk/circuits/*.circom) and their keys. A keys folder holds, per circuit,
  * `<id>/<id>.wasm` (the witness generator), `<id>/<id>.zkey` (the Groth16 proving key) and
- * `<id>/verification_key.json`, and a `manifest.json` that `npm run build:zk` writes: the circuits,
- * the SHA-256 of every file, and whether the keys come from the development ceremony.
+ * `<id>/verification_key.json`, and a `manifest.json` that the ceremony's finalize writes (`npm run
+ * ceremony`, or `npm run build:zk` for development keys): the circuits, the SHA-256 of every file,
+ * and whether the keys come from a development ceremony. Beside them lie the ceremony's
+ * `transcript.json` and the `verification.json` of its verify (transcript.ts).
  */
 
 export const CIRCUITS = {
@@ -24,7 +26,7 @@ export const isCircuitId = (id: unknown): id is CircuitId => typeof id === 'stri
 export const circuitFiles = (id: CircuitId) => ({ wasm: `${id}.wasm`, zkey: `${id}.zkey`, verificationKey: 'verification_key.json' })
 
 export interface KeysManifest {
-  /** True for keys from `npm run build:zk`'s local ceremony: fine for development, never for production. */
+  /** True for keys from a ceremony on the development phase 1 (public toxic waste): fine for development, never for production. */
   development: boolean
   ceremony: string
   circuits: Record<string, { source: string; constraints: number; nPublic: number; files: Record<string, { name: string; sha256: string; size: number }> }>
@@ -34,7 +36,7 @@ export const manifestFile = (keysDir: string) => join(keysDir, 'manifest.json')
 
 export function readManifest(keysDir: string): KeysManifest {
   const file = manifestFile(keysDir)
-  if (!existsSync(file)) throw new Error(`No zero-knowledge keys in ${keysDir} (manifest.json missing): run npm run build:zk, or set CHAIN_B_ZK_KEYS to the operator's keys`)
+  if (!existsSync(file)) throw new Error(`No zero-knowledge keys in ${keysDir} (manifest.json missing): run npm run build:zk, or set CHAIN_B_ZK_KEYS to the operator's keys (npm run ceremony)`)
   return JSON.parse(readFileSync(file, 'utf8')) as KeysManifest
 }
 
