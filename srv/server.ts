@@ -2,72 +2,47 @@ import cds from '@sap/cds'
 import type { EventEmitter } from 'node:events'
 import { applyChainAEnvironment, chainAConfig, devnetConfig, embedsDevnet } from './chains/chain-a/config.ts'
 import * as chainBConfig from './chains/chain-b/config.ts'
-import { stableErrorCodes } from './lib/error-codes.ts'
 import { deploySqliteFile } from './lib/development-database.ts'
 import { createSecondaryIndexes } from './lib/secondary-indexes.ts'
-import { answerClientErrors, answerTheRest, assignRequestId, keepServingOnUncaughtErrors, refuseHostileTargets } from './lib/http-safety.ts'
-import { guardInputs } from './lib/input-guard.ts'
-import { followRouteAliases } from './lib/route-aliases.ts'
-import { installGateway } from './gateway/index.ts'
-import { gatewayConfig, rememberListeningPort } from './gateway/config.ts'
-import { serveZkConfig } from './zk-config/index.ts'
-import { serveFrontEnds } from './front-ends/index.ts'
-import { tieWorkToAnswer } from './lib/request-work.ts'
-import { limitStatementsToRequestDeadline } from './lib/statement-deadline.ts'
-import { boundAnswerSize } from './lib/answer-size.ts'
 
 /**
- * Bootstrap: creates or upgrades a SQLite file database, connects chain A before the services are
- * served (with the embedded devnet as its upstream in development and tests), puts request ids and
- * the hosted gateway (when enabled) in front of every route, guards every service's input, and
- * makes sure no request can stop the server: every error is answered as JSON with a stable code,
- * and nothing that escapes a handler ends the process.
+ * Bootstrap, step by step. The request pipeline (request ids, the hosted gateway, the guards,
+ * stable error codes) is the local plugin plugins/request-pipeline, which CAP loads before this.
  */
 export default async function server(options: any) {
-  // Each part that runs in the background (the chains, their devnets, the job runner, the
-  // follower, the prover, the gateway's sweeper) stops itself on 'shutdown': more than Node's default 10.
-  ;(cds as unknown as EventEmitter).setMaxListeners(32)
-  const after = (cds.middlewares as any).after as unknown[]
-  if (!after.includes(stableErrorCodes)) after.unshift(stableErrorCodes)
-  limitStatementsOnceConnected()
+  allowAListenerForEveryBackgroundPart()
   await connectChainA()
   await connectChainB()
-  // The SQLite file gets the model the server loads (loading it once), before anything reads the database.
+  prepareTheDatabaseWhenServed()
+  serveTheDevelopmentWallet()
+  cds.on('listening', endWithinGraceAfterSignals)
+  // The front ends are served by the pipeline; CAP's own static folder and index page stay off.
+  return cds.server({ ...options, static: false, index: false })
+}
+
+/**
+ * Each part that runs in the background (the chains, their devnets, the job runner, the followers,
+ * the prover, the gateway's sweeper) stops itself on 'shutdown': more than Node's default 10.
+ */
+function allowAListenerForEveryBackgroundPart() {
+  ;(cds as unknown as EventEmitter).setMaxListeners(32)
+}
+
+/**
+ * The SQLite file gets the model the server loads (loading it once), and the secondary indexes,
+ * before anything reads the database.
+ */
+function prepareTheDatabaseWhenServed() {
   let loaded: object | undefined
   cds.once('loaded', (csn: object) => (loaded = csn))
   const events = cds as unknown as EventEmitter
   events.prependListener('served', () => createSecondaryIndexes())
   events.prependListener('served', () => deploySqliteFile(loaded))
-  // Refusals before the hosted gateway's metering say that they charged nothing.
-  const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
-  cds.on('bootstrap', (app: any) => app.use(assignRequestId, tieWorkToAnswer, refuseHostileTargets(uncharged), followRouteAliases))
-  if (installGateway()) cds.log('gateway').info('hosted gateway on: API keys, metering and route gating in front of every route')
-  // After the gateway: its refund sees the refusal of an answer too large.
-  cds.on('bootstrap', (app: any) => app.use(['/odata', '/api'], boundAnswerSize))
-  cds.on('bootstrap', (app: any) => app.use('/zk-config', serveZkConfig))
-  cds.on('bootstrap', serveFrontEnds)
-  cds.on('bootstrap', (app: any) => devWallet && app.use('/dev-wallet', devWallet))
-  cds.on('served', services => guardInputs(Object.values(services)))
-  cds.on('listening', ({ server }: any) => {
-    rememberListeningPort(server.address()?.port)
-    answerClientErrors(server, uncharged)
-    answerTheRest(cds.app)
-    // Until it listens, a failure to start ends the process as usual.
-    if (typeof (globalThis as any).test !== 'function') {
-      keepServingOnUncaughtErrors()
-      endWithinGraceAfterSignals()
-    }
-  })
-  // The front ends are served by serveFrontEnds; CAP's own static folder and index page stay off.
-  return cds.server({ ...options, static: false, index: false })
 }
 
-/** Statements run for a request end at its deadline (on PostgreSQL), whenever the database is connected. */
-function limitStatementsOnceConnected() {
-  if (cds.db) return limitStatementsToRequestDeadline(cds.db)
-  cds.on('connect', (service: cds.Service) => {
-    if (service.name === 'db') limitStatementsToRequestDeadline(service)
-  })
+/** The development wallet's routes, after the pipeline's, where the chain-A devnet is embedded. */
+function serveTheDevelopmentWallet() {
+  cds.on('bootstrap', (app: any) => devWallet && app.use('/dev-wallet', devWallet))
 }
 
 /** The development wallet's routes (/dev-wallet), where the chain-A devnet is embedded (never in production), unless CHAIN_A_DEV_WALLET=false. */
@@ -128,6 +103,8 @@ const SHUTDOWN_GRACE_MS = 10_000
  * signal. The process ends at the latest SHUTDOWN_GRACE_MS after the signal, saying so.
  */
 function endWithinGraceAfterSignals() {
+  // Until it listens, a stop ends the process as usual; under jest, jest ends it.
+  if (typeof (globalThis as { test?: unknown }).test === 'function') return
   const arm = (signal: string) => () => {
     setTimeout(() => {
       cds.log('server').warn(`shutdown after ${signal} did not finish within ${SHUTDOWN_GRACE_MS} ms; ending the process`)

@@ -18,23 +18,11 @@ interface GrantAttributes {
 type Annotated = { '@gateway.product'?: string; '@gateway.closed'?: boolean } | undefined
 
 /**
- * The check runs before the service handles the request, not as one more `before` handler: those
- * run in parallel, and one already querying when the grant is refused would go on in a
- * rolled-back request (on PostgreSQL, a connection left idle in its transaction).
+ * The products' check of a grant principal, run as the request enters a product's service (see
+ * srv/lib/service-entry.ts for why there and not as a `before` handler).
  */
-export function enforceGrants(services: Iterable<cds.Service>) {
-  for (const srv of services) {
-    if (!(srv instanceof cds.ApplicationService) || !(srv as { definition?: Annotated }).definition?.['@gateway.product']) continue
-    const service = srv as unknown as { handle(req: cds.Request): Promise<unknown> }
-    const handle = service.handle
-    service.handle = function (req: cds.Request) {
-      checkGrant(srv, req)
-      return handle.call(this, req)
-    }
-  }
-}
-
-function checkGrant(srv: cds.ApplicationService, req: cds.Request) {
+export function checkGrant(srv: cds.ApplicationService, req: cds.Request) {
+  if (!(srv as { definition?: Annotated }).definition?.['@gateway.product']) return
   const attr = req.user?.attr as GrantAttributes | undefined
   if (!attr?.grantId) return
   const operation = operationName(req)

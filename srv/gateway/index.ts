@@ -2,15 +2,13 @@ import cds from '@sap/cds'
 import type { Application } from 'express'
 import { gatewayConfig } from './config.ts'
 import { Gateway } from './gateway.ts'
-import { enforceGrants } from './grant-policy.ts'
 import { refundLater } from './ledger.ts'
 
 /**
  * Puts the hosted gateway in front of every route when it is enabled (development and the hosted
- * deployment; not self-hosted), and lets the products check grant principals in every profile.
+ * deployment; not self-hosted). The products check grant principals in every profile (grant-policy.ts).
  */
 export function installGateway(): Gateway | undefined {
-  cds.on('served', services => enforceGrants(Object.values(services)))
   const config = gatewayConfig()
   if (!config.enabled) return undefined
   const gateway = new Gateway(config)

@@ -2,7 +2,6 @@ import cds from '@sap/cds'
 import { badInput } from './errors.ts'
 import { guardQueryOptions } from './query-options.ts'
 import { shadowingMessage, shadowingProperty } from './shadowing-properties.ts'
-import { stopIfAnswered } from './request-work.ts'
 
 /**
  * One guard in front of every event of every application service, before CAP's own checks and
@@ -24,33 +23,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const { UUID: UUIDType, Integer, Int16, Int32, Int64, UInt8 } = (cds as any).builtin.classes
 const WHOLE_NUMBER_TYPES = [Integer, Int16, Int32, Int64, UInt8]
 
-/**
- * Puts the guard in front of every handler of every application service, CAP's own included. It
- * runs before the service handles the request, not as one more `before` handler: those run in
- * parallel, and one still querying after the guard refused the request would keep the request's
- * database connection after its rollback.
- */
-export function guardInputs(services: Iterable<cds.Service>) {
-  for (const srv of services) {
-    if (!(srv instanceof cds.ApplicationService)) continue
-    const service = srv as unknown as { handle(req: cds.Request): Promise<unknown> }
-    const handle = service.handle
-    service.handle = function (req: cds.Request) {
-      stopIfAnswered()
-      const checkAnswer = checkInput(srv, req)
-      if (!checkAnswer) return handle.call(this, req)
-      return handle.call(this, req).then(result => {
-        checkAnswer(result)
-        return result
-      })
-    }
-  }
-}
-
 const WRITES = new Set(['CREATE', 'UPDATE', 'UPSERT'])
 
 /** Checks the input; answers the check the answer must pass too, for a read that needs one. */
-function checkInput(srv: cds.Service, req: cds.Request): ((result: unknown) => void) | undefined {
+export function checkInput(srv: cds.Service, req: cds.Request): ((result: unknown) => void) | undefined {
   if (req.event === 'READ') return guardQueryOptions(req)
   if (WRITES.has(req.event) && req.target) {
     refuseShadowingProperties(req.data)

@@ -1,0 +1,75 @@
+import cds from '@sap/cds'
+import type { Application } from 'express'
+import type { Server } from 'node:http'
+import { answerClientErrors, answerTheRest, assignRequestId, keepServingOnUncaughtErrors, refuseHostileTargets } from '../../srv/lib/http-safety.ts'
+import { tieWorkToAnswer } from '../../srv/lib/request-work.ts'
+import { followRouteAliases } from '../../srv/lib/route-aliases.ts'
+import { boundAnswerSize } from '../../srv/lib/answer-size.ts'
+import { limitStatementsToRequestDeadline } from '../../srv/lib/statement-deadline.ts'
+import { guardServiceEntry } from '../../srv/lib/service-entry.ts'
+import { checkInput } from '../../srv/lib/input-guard.ts'
+import { stableErrorCodes } from '../../srv/lib/error-codes.ts'
+import { checkGrant } from '../../srv/gateway/grant-policy.ts'
+import { installGateway } from '../../srv/gateway/index.ts'
+import { gatewayConfig, rememberListeningPort } from '../../srv/gateway/config.ts'
+import { serveZkConfig } from '../../srv/zk-config/index.ts'
+import { serveFrontEnds } from '../../srv/front-ends/index.ts'
+
+/**
+ * A request's way through the server, each step in the order it runs. Configuration is read from
+ * `cds.requires` (the gateway's under `cds.requires.gateway`) and the documented variables.
+ */
+export function installRequestPipeline() {
+  // Refusals before the hosted gateway's metering say that they charged nothing.
+  const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
+
+  // 1. Every request: an id, its work tied to its answer, hostile targets refused, /api/v1 spellings followed.
+  onBootstrap(app => app.use(assignRequestId, tieWorkToAnswer, refuseHostileTargets(uncharged), followRouteAliases))
+  // 2. The hosted gateway (when enabled): path, route gating, key, rate, units reserved; settled on the answer.
+  if (installGateway()) cds.log('gateway').info('hosted gateway on: API keys, metering and route gating in front of every route')
+  // 3. Answers too large are refused (after the gateway, so its refund sees the refusal).
+  onBootstrap(app => app.use(['/odata', '/api'], boundAnswerSize))
+  // 4. The routes that are no service: the prover keys and the front ends.
+  onBootstrap(app => app.use('/zk-config', serveZkConfig))
+  onBootstrap(serveFrontEnds)
+  // 5. CAP: authentication (cds.requires.auth), the OData adapter, then, as a request enters a
+  //    service, its input and the grant's permission (srv/lib/service-entry.ts says why there).
+  cds.on('served', services => guardServiceEntry(Object.values(services), [checkInput, checkGrant]))
+  // 6. Its database statements end at its deadline (PostgreSQL).
+  limitStatementsOnceConnected()
+  // 7. Errors get stable codes before CAP's own error middleware answers them.
+  answerErrorsWithStableCodes()
+  // 8. Once listening: what the HTTP parser refuses and what no route answers is answered as JSON;
+  //    nothing that escapes a handler ends the process.
+  cds.on('listening', ({ server }: { server: Server }) => {
+    const address = server.address()
+    rememberListeningPort(typeof address === 'object' ? address?.port : undefined)
+    answerClientErrors(server, uncharged)
+    answerTheRest(cds.app)
+    // Until it listens, a failure to start ends the process as usual; jest runs its own handlers.
+    if (typeof (globalThis as { test?: unknown }).test !== 'function') keepServingOnUncaughtErrors()
+  })
+}
+
+function onBootstrap(step: (app: Application) => unknown) {
+  cds.on('bootstrap', step)
+}
+
+function limitStatementsOnceConnected() {
+  if (cds.db) return limitStatementsToRequestDeadline(cds.db)
+  cds.on('connect', (service: cds.Service) => {
+    if (service.name === 'db') limitStatementsToRequestDeadline(service)
+  })
+}
+
+/**
+ * The second place that changes a framework structure, and why: CAP's protocol adapters answer
+ * errors with the middlewares in `cds.middlewares.after` (its errors middleware), which offers no
+ * hook of its own; ours goes first so that framework errors (URL parsing, unknown properties,
+ * read-only entities), which carry only an HTTP status, leave with a stable code. Pinned by
+ * test/lib/cap-seams.test.ts.
+ */
+function answerErrorsWithStableCodes() {
+  const after = (cds.middlewares as unknown as { after: unknown[] }).after
+  if (!after.includes(stableErrorCodes)) after.unshift(stableErrorCodes)
+}
