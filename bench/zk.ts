@@ -1,4 +1,3 @@
-import cds from '@sap/cds'
 import { randomBytes } from 'node:crypto'
 import { loadavg } from 'node:os'
 import { zkConfig } from '../srv/chains/chain-b/config.ts'
@@ -9,6 +8,7 @@ import { CIRCUIT_IDS, ZeroKnowledge, type ProofClaim } from '../srv/chains/chain
 import {
   documentComparisonClaim, fieldEqualityClaim, fieldMembershipClaim, fieldPredicateClaim, type ClaimContext, type ClaimKind, type PreparedClaim,
 } from '../srv/chainb/claims.ts'
+import { chainB } from '../srv/chains/chain-b/index.ts'
 import { figures, printLine, printRatio, printValue, sample, type Figures } from './measure.ts'
 
 /**
@@ -252,7 +252,7 @@ async function readsWhileProving(app: ServedApp, idleReads: number): Promise<Row
   const [{ ID: documentId }] = (await app.call('GET', '/odata/v4/chainb/Documents?$top=1&$select=ID')).value
   const read = () => app.call('GET', `/odata/v4/chainb/Documents(${documentId})`)
   await readTimes(idleReads, read)
-  const { zk: service } = (await cds.connect.to('chain-b')) as unknown as { zk: ZeroKnowledge }
+  const { zk: service } = await chainB()
   const rows = await busyReads(read, idleReads, service, `the service's ${service.prover.size} prover threads`)
   const spare = new ZeroKnowledge(service.keysDir, Math.max(1, service.prover.size - 1))
   try {

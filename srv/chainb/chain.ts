@@ -1,10 +1,10 @@
-import cds from '@sap/cds'
+import { chainB as connectedChainB } from '../chains/chain-b/index.ts'
 import type { ChainBPort } from '../chains/chain-b/port.ts'
 import type { VaultKey, VaultState } from '../chains/chain-b/vault.ts'
 import type { ZeroKnowledge } from '../chains/chain-b/zk/index.ts'
 
 /**
- * What this service needs of the chain-b service (`cds.requires['chain-b']`, srv/chains/chain-b):
+ * What this service needs of the chain-B connector (`cds.requires['chain-b']`, srv/chains/chain-b):
  * the port, the vault's address and the finality depth, the attester key of a subject, the
  * sponsor's key, and the zero-knowledge prover and verifier. Declared here as the narrow view the jobs use, so a test can connect another
  * implementation of it under the same name.
@@ -19,4 +19,4 @@ export interface ChainBAccess {
   zk: ZeroKnowledge
 }
 
-export const chainB = () => cds.connect.to('chain-b') as unknown as Promise<ChainBAccess>
+export const chainB = () => connectedChainB() as unknown as Promise<ChainBAccess>

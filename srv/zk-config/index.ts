@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { circuitFile, type KeysManifest } from '../chains/chain-b/zk/circuits.ts'
+import { chainB } from '../chains/chain-b/index.ts'
 import type { ZeroKnowledge } from '../chains/chain-b/zk/index.ts'
 import { TRANSCRIPT_FILE } from '../chains/chain-b/zk/transcript.ts'
 import { sendError } from '../lib/http-safety.ts'
@@ -17,7 +18,7 @@ import { CONTENT_TYPES, keyFile, publishedManifest, ZK_CONFIG_PATH, type KeyFile
  * `GET|HEAD /zk-config/<circuit>/<file>` streams one of the circuit's three files, with the
  * manifest's SHA-256 as its ETag; `GET /zk-config/transcript.json` answers the trusted-setup
  * ceremony's transcript, so anyone can verify the served keys (`npm run ceremony -- fetch`, then
- * `verify`). The keys are those of the chain-b service, which proves and verifies with them. Only
+ * `verify`). The keys are those of the chain-B connector, which proves and verifies with them. Only
  * names the manifest lists, and the transcript, reach the filesystem.
  */
 
@@ -45,8 +46,8 @@ async function answer(req: Request, res: ServerResponse) {
 }
 
 async function chainBKeys(): Promise<Pick<ZeroKnowledge, 'keysDir' | 'manifest'>> {
-  const chainB = (await cds.connect.to('chain-b')) as unknown as { zk: ZeroKnowledge }
-  return chainB.zk
+  const chain = await chainB()
+  return chain.zk
 }
 
 const notFound = (res: ServerResponse, path: string) =>

@@ -31,7 +31,7 @@ describe('srv.handle: where every event of a service is dispatched', () => {
     const seen: string[] = []
     const handle = (srv as any).handle
     ;(srv as any).handle = function (req: cds.Request) {
-      seen.push(`${req.event}${req.tx ? ' in a transaction' : ''}`)
+      seen.push(`${req.event}${(req as any).tx ? ' in a transaction' : ''}`)
       return handle.call(this, req)
     }
     await srv.send('anAction', {})

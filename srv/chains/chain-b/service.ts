@@ -11,13 +11,14 @@ import { ZeroKnowledge } from './zk/index.ts'
 const FAUCET_REFILL = '100000000000000000'
 
 /**
- * The chain-b service, `cds.requires['chain-b']` of kind `midnight-indexer`: the chain-B port over
+ * The chain-B connector, `cds.requires['chain-b']` of kind `midnight-indexer` (the OData service
+ * named ChainBService is srv/chainb's): the chain-B port over
  * the indexer client (the public Midnight indexer, or the devnet the bootstrap put into
  * `indexerUrl`), the attester identities (one ed25519 key per subject, derived from the attester
  * secret), the sponsor that pays every write's fee, and the zero-knowledge prover and verifier
  * with the circuits' keys (production refuses development keys unless told otherwise).
  */
-export default class ChainBService extends cds.Service {
+export default class ChainBConnector extends cds.Service {
   declare options: ChainBOptions
   private adapter?: IndexerClient
   private secrets!: ChainBSecrets
