@@ -1,11 +1,12 @@
 import cds from '@sap/cds'
 import compression from 'compression'
 import express, { type Application, type NextFunction, type Request, type Response } from 'express'
-import { dirname, join, resolve } from 'node:path'
+import { dirname, join } from 'node:path'
 import { sendError } from '../lib/http-safety.ts'
 import { buildPreloadBundle, type PreloadBundle } from './preload.ts'
 import { compiledTheme, compileThemesAhead, themeFileOf } from './themes.ts'
 import { libraryManifest, requireFromApp, UI5_ROOTS, UI5_VERSION_INFO } from './ui5-packages.ts'
+import { appFile } from '../lib/app-files.ts'
 
 /**
  * The web front ends, served by the application itself, free of charge and without a key: the
@@ -15,7 +16,7 @@ import { libraryManifest, requireFromApp, UI5_ROOTS, UI5_VERSION_INFO } from './
  * nothing but this origin (UI5 writes inline style attributes, so styles may be inline).
  */
 
-export const PORTAL_DIR = () => resolve(cds.root, 'app/portal/webapp')
+export const PORTAL_DIR = () => appFile('portal')
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",

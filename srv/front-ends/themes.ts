@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import type { ThemeTask } from './theme-worker.ts'
 import { UI5_LIBRARIES, UI5_ROOTS, UI5_VERSION } from './ui5-packages.ts'
+import { appFile } from '../lib/app-files.ts'
 
 /**
  * UI5's themes, compiled on first request. The @openui5 packages on npm carry LESS sources, not
@@ -51,7 +52,7 @@ export function compileThemesAhead(): void {
 
 function compileInWorker(task: ThemeTask): Promise<void> {
   return new Promise((done, fail) => {
-    const worker = new Worker(resolve(cds.root, 'srv/front-ends/theme-worker.ts'), { workerData: task, execArgv: ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON'] })
+    const worker = new Worker(appFile('themeWorker'), { workerData: task, execArgv: ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON'] })
     worker.once('message', (reply: { ok: boolean; message?: string }) => (reply.ok ? done() : fail(new Error(`compiling ${task.lessInputPath}: ${reply.message}`))))
     worker.once('error', fail)
     worker.once('exit', code => fail(new Error(`the theme compiler for ${task.lessInputPath} stopped (exit code ${code})`)))

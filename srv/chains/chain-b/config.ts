@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { booleanValue, isProduction, numberValue, optionalValue, profiles, requiresBlock, stringValue } from '../../lib/settings.ts'
+import { APP_FILES } from '../../lib/app-files.ts'
 import { devnetVaultAddress } from './vault.ts'
 import type { KeysManifest } from './zk/circuits.ts'
 import { ceremonyProblem } from './zk/transcript.ts'
@@ -272,7 +273,7 @@ export function zkConfig(options: ChainBOptions = chainBOptions()): ZkConfig {
   const read = reader(options)
   const provers = read.number('zk.provers', Math.max(1, availableParallelism() - 1))
   if (!Number.isInteger(provers) || provers < 1) throw new Error(`Setting ${optionName('zk.provers')} must be a whole number of threads, at least 1`)
-  return { keysDir: resolve(cds.root, read.string('zk.keys', 'zk/keys')), allowDevelopmentKeys: read.boolean('zk.allowDevelopmentKeys', false), provers }
+  return { keysDir: resolve(cds.root, read.string('zk.keys', APP_FILES.zkKeys)), allowDevelopmentKeys: read.boolean('zk.allowDevelopmentKeys', false), provers }
 }
 
 /**

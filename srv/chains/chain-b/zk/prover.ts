@@ -1,9 +1,8 @@
 import { availableParallelism } from 'node:os'
-import { resolve } from 'node:path'
-import cds from '@sap/cds'
 import { Worker } from 'node:worker_threads'
 import type { Groth16Proof } from 'snarkjs'
 import { circuitFile, circuitFiles, type CircuitId } from './circuits.ts'
+import { appFile } from '../../../lib/app-files.ts'
 
 /**
  * Proving off the event loop: a pool of worker threads, at most one per core, each proving one
@@ -18,7 +17,7 @@ export class WitnessError extends Error {}
 interface Pending { id: number; circuit: CircuitId; input: Record<string, unknown>; resolve: (proof: ProvenClaim) => void; reject: (error: Error) => void }
 interface Reply { id: number; proof?: Groth16Proof; publicSignals?: string[]; error?: string }
 
-const workerFile = () => resolve(cds.root, 'srv/chains/chain-b/zk/prover-worker.ts')
+const workerFile = () => appFile('proverWorker')
 
 export class ProverPool {
   readonly size: number

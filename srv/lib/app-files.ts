@@ -1,0 +1,22 @@
+import cds from '@sap/cds'
+import { resolve } from 'node:path'
+
+/**
+ * The files the running server reads from its own installation, by path from the project root:
+ * the one place that names them (test/lib/app-files.test.ts checks that each exists).
+ */
+export const APP_FILES = {
+  /** The portal's web app (app/portal). */
+  portal: 'app/portal/webapp',
+  /** The worker thread that compiles a UI5 theme from LESS. */
+  themeWorker: 'srv/front-ends/theme-worker.ts',
+  /** The worker thread that proves a claim. */
+  proverWorker: 'srv/chains/chain-b/zk/prover-worker.ts',
+  /** The subset of the chain-B indexer's GraphQL schema the adapter's queries are checked against. */
+  indexerSchema: 'srv/chains/chain-b/indexer-schema.graphql',
+  /** The circuits' keys, unless `cds.requires['chain-b'].zk.keys` names others. */
+  zkKeys: 'zk/keys',
+} as const
+
+/** The absolute path of one of the app's own files. */
+export const appFile = (name: keyof typeof APP_FILES) => resolve(cds.root, APP_FILES[name])
