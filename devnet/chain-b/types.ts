@@ -1,4 +1,4 @@
-import type { SponsoredCall, TransactionResultStatus } from '../port.ts'
+import type { SponsoredCall, TransactionResultStatus } from '../../srv/chains/chain-b/port.ts'
 
 /** The chain-B devnet's own records: what a block and a transaction hold, and how they are kept. */
 

@@ -2,7 +2,7 @@ import cds from '@sap/cds'
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { buildSchema, type GraphQLSchema } from 'graphql'
-import { encodeVaultState } from '../vault.ts'
+import { encodeVaultState } from '../../srv/chains/chain-b/vault.ts'
 import type { Ledger } from './ledger.ts'
 import { PROTOCOL_VERSION, type Block, type ContractActionRecord, type TxRecord, type Utxo } from './types.ts'
 

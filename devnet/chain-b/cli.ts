@@ -1,4 +1,4 @@
-import { chainBConfig, devnetConfig } from '../config.ts'
+import { chainBConfig, devnetConfig } from '../../srv/chains/chain-b/config.ts'
 import { ChainBDevnet } from './index.ts'
 import { DevnetStateError, resetState, shown } from './state.ts'
 

@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
-import type { DevnetConfig } from './config.ts'
-import { ChainADevnet } from './devnet/index.ts'
-import { DevnetStateError } from './devnet/state.ts'
+import type { DevnetConfig } from '../../srv/chains/chain-a/config.ts'
+import { ChainADevnet } from './index.ts'
+import { DevnetStateError } from './state.ts'
 
 /**
  * The devnet the bootstrap embeds as chain A's upstream in development and tests. Only the

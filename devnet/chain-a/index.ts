@@ -1,7 +1,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import type { DevnetConfig } from '../config.ts'
+import type { DevnetConfig } from '../../srv/chains/chain-a/config.ts'
 import { ActivityGenerator } from './activity.ts'
 import { createApp, RequestCounter } from './api/app.ts'
 import { describeWallet, type DevnetWallet } from './genesis.ts'

@@ -1,5 +1,5 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { addressText, decodeAddress, paymentCredentialOf } from '../csl.ts'
+import { addressText, decodeAddress, paymentCredentialOf } from '../../srv/chains/chain-a/csl.ts'
 import { GENESIS } from './params.ts'
 
 /** The devnet's addresses and ids: stake addresses on its network, pool and DRep ids, and parsing them from the API's paths. */

@@ -1,6 +1,6 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import express, { type Request, type Router } from 'express'
-import { plutusScriptBytes, ScriptFailure, type RedeemerBudget, type RedeemerTag } from '../../plutus.ts'
+import { plutusScriptBytes, ScriptFailure, type RedeemerBudget, type RedeemerTag } from '../../../srv/chains/chain-a/plutus.ts'
 import { parseAddress, paymentCredentialOf } from '../addresses.ts'
 import type { Ledger } from '../ledger.ts'
 import { evaluateClientTransaction } from '../scripts.ts'

@@ -1,4 +1,4 @@
-import { refOf } from '../csl.ts'
+import { refOf } from '../../srv/chains/chain-a/csl.ts'
 import { createdOutputs, spentRefs, type LedgerTx, type OutputData } from './types.ts'
 import type { AccountState, LedgerView } from './candidate.ts'
 

@@ -1,5 +1,5 @@
 import type * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import type { PlutusLanguage, RedeemerBudget, RedeemerTag, SlotConfig } from '../plutus.ts'
+import type { PlutusLanguage, RedeemerBudget, RedeemerTag, SlotConfig } from '../../srv/chains/chain-a/plutus.ts'
 import { LedgerRuleError, type DecodedTx } from './decode.ts'
 import type { ProtocolParameters } from './params.ts'
 import type { OutputData } from './types.ts'

@@ -1,6 +1,6 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { addressNetworkId, checkedVkeyWitnesses, cslAddress, listOf, nativeScriptSatisfied, sortedRefs, type Credential } from '../csl.ts'
-import { addValue, describeValue, lovelace, sumValues, valuesEqual } from '../value.ts'
+import { addressNetworkId, checkedVkeyWitnesses, cslAddress, listOf, nativeScriptSatisfied, sortedRefs, type Credential } from '../../srv/chains/chain-a/csl.ts'
+import { addValue, describeValue, lovelace, sumValues, valuesEqual } from '../../srv/chains/chain-a/value.ts'
 import { fail, type AccountState, type Candidate, type PlutusPurpose, type Rule, type ValidationContext } from './candidate.ts'
 import { blake2b256Hex } from './crypto.ts'
 import { decodeTransaction } from './decode.ts'

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { EventEmitter } from 'node:events'
-import type { SponsoredCall, Submission, VaultCall } from '../port.ts'
-import { decodeVaultState, devnetVaultAddress, emptyVaultState, encodeVaultState, identityOf, sha256Hex, signDigest, type VaultKey, vaultKeyFromSeed, type VaultState, verifyDigest } from '../vault.ts'
+import type { SponsoredCall, Submission, VaultCall } from '../../srv/chains/chain-b/port.ts'
+import { decodeVaultState, devnetVaultAddress, emptyVaultState, encodeVaultState, identityOf, sha256Hex, signDigest, type VaultKey, vaultKeyFromSeed, type VaultState, verifyDigest } from '../../srv/chains/chain-b/vault.ts'
 import { checkCallShape, checkCallSignatures, ExecutionFailure, executeCall } from './contract.ts'
 import {
   type Block, type ContractActionRecord, LedgerRejection, type LedgerParameters, NIGHT, type OutputRef, type OutputSpec,

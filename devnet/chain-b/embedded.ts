@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
-import type { ChainBDevnetConfig } from './config.ts'
-import { ChainBDevnet } from './devnet/index.ts'
-import { DevnetStateError } from './devnet/state.ts'
+import type { ChainBDevnetConfig } from '../../srv/chains/chain-b/config.ts'
+import { ChainBDevnet } from './index.ts'
+import { DevnetStateError } from './state.ts'
 
 /**
  * The devnet the bootstrap embeds as chain B's upstream in development and tests. Only the

@@ -1,10 +1,10 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { arrayItems, mapFields } from '../cbor.ts'
-import { languageOf, listOf, parseRef, refOfInput, toCslOutput } from '../csl.ts'
+import { arrayItems, mapFields } from '../../srv/chains/chain-a/cbor.ts'
+import { languageOf, listOf, parseRef, refOfInput, toCslOutput } from '../../srv/chains/chain-a/csl.ts'
 import {
   evaluateTransaction, exUnitsFee, languageViews, redeemerBudgetOf, referenceScriptsFee, ScriptFailure, type EvaluationOptions, type ExUnits, type RedeemerBudget, type RedeemerTag, type SlotConfig,
-} from '../plutus.ts'
-import { addValue, describeValue, sumValues, zeroValue } from '../value.ts'
+} from '../../srv/chains/chain-a/plutus.ts'
+import { addValue, describeValue, sumValues, zeroValue } from '../../srv/chains/chain-a/value.ts'
 import { fail, type AvailableScript, type Candidate, type DeclaredRedeemer, type Rule, type ValidationContext } from './candidate.ts'
 import { blake2b256Hex } from './crypto.ts'
 import type { ProtocolParameters } from './params.ts'

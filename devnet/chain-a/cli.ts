@@ -1,4 +1,4 @@
-import { chainAConfig, devnetConfig, type DevnetConfig } from '../config.ts'
+import { chainAConfig, devnetConfig, type DevnetConfig } from '../../srv/chains/chain-a/config.ts'
 import { signDataWithWallet, signWithWallet, SignerInputError, transactionArgument } from './dev-signer.ts'
 import { buildGenesis, describeWallet, type WalletKeys } from './genesis.ts'
 import { ChainADevnet } from './index.ts'
@@ -201,7 +201,7 @@ async function dispatch(args: string[]) {
   const rest = args.filter((_, i) => i !== at && (args[at].includes('=') || i !== at + 1))
   if (chain === 'a') return main(rest)
   if (chain !== 'b') throw new CliError(`Unknown chain '${chain ?? ''}'; --chain takes a or b.`, 2)
-  const chainB = await import('../../chain-b/devnet/cli.ts')
+  const chainB = await import('../chain-b/cli.ts')
   return chainB.main(rest).catch(chainB.report)
 }
 

@@ -1,6 +1,6 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { readCbor } from '../cbor.ts'
-import { addressText, credentialOf, fromCslMint, fromCslValue, listOf, metadatumJson, paymentCredentialOf, refOfInput, type Credential } from '../csl.ts'
+import { readCbor } from '../../srv/chains/chain-a/cbor.ts'
+import { addressText, credentialOf, fromCslMint, fromCslValue, listOf, metadatumJson, paymentCredentialOf, refOfInput, type Credential } from '../../srv/chains/chain-a/csl.ts'
 import { stakeAddressOf, stakeAddressOfAddress } from './addresses.ts'
 import type { Certificate, LedgerTx, OutputData, TxMetadata } from './types.ts'
 

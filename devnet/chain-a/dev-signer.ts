@@ -1,9 +1,9 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import * as MS from '@emurgo/cardano-message-signing-nodejs'
-import { addressNetworkId, addressText, decodeAddress, listOf } from '../csl.ts'
-import { addVkeyWitnesses, messageOf, parseTransaction } from '../signing/witnesses.ts'
-import { verifySignedTransaction } from '../signing/verify.ts'
+import { addressNetworkId, addressText, decodeAddress, listOf } from '../../srv/chains/chain-a/csl.ts'
+import { addVkeyWitnesses, messageOf, parseTransaction } from '../../srv/chains/chain-a/signing/witnesses.ts'
+import { verifySignedTransaction } from '../../srv/chains/chain-a/signing/verify.ts'
 import type { WalletKeys } from './genesis.ts'
 
 /**

@@ -3,7 +3,7 @@ import { baseAddress, drepIdOf, poolIdOf, stakeAddressOfKey } from './addresses.
 import { blake2b256Hex, deriveKey, seedBytes, toHex } from './crypto.ts'
 import { PROTOCOL_PARAMETERS } from './params.ts'
 import type { Certificate, LedgerTx, OutputData, PoolParams } from './types.ts'
-import { lovelace } from '../value.ts'
+import { lovelace } from '../../srv/chains/chain-a/value.ts'
 
 /**
  * The genesis of the devnet, derived entirely from the seed: funded test wallets, the activity

@@ -1,5 +1,5 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { toCslOutput, transactionInput } from '../csl.ts'
+import { toCslOutput, transactionInput } from '../../srv/chains/chain-a/csl.ts'
 import type { Ledger } from './ledger.ts'
 import type { OutputData } from './types.ts'
 

@@ -1,8 +1,8 @@
-import type { SponsoredCall, VaultCall, ZkClaim } from '../port.ts'
-import { anchorCommitment, anchorOf, callDigest, claimKeyOf, identityOf, sha256Hex, VAULT_CIRCUITS, verifyDigest, type VaultCircuit, type VaultDocument, type VaultState } from '../vault.ts'
-import { bindingFailure } from '../zk/bindings.ts'
-import { FIELD_PRIME } from '../zk/field.ts'
-import { proofClaimOf, verifyProof } from '../zk/verifier.ts'
+import type { SponsoredCall, VaultCall, ZkClaim } from '../../srv/chains/chain-b/port.ts'
+import { anchorCommitment, anchorOf, callDigest, claimKeyOf, identityOf, sha256Hex, VAULT_CIRCUITS, verifyDigest, type VaultCircuit, type VaultDocument, type VaultState } from '../../srv/chains/chain-b/vault.ts'
+import { bindingFailure } from '../../srv/chains/chain-b/zk/bindings.ts'
+import { FIELD_PRIME } from '../../srv/chains/chain-b/zk/field.ts'
+import { proofClaimOf, verifyProof } from '../../srv/chains/chain-b/zk/verifier.ts'
 import { LedgerRejection } from './types.ts'
 
 /**

@@ -1,5 +1,5 @@
-import type { Credential } from '../csl.ts'
-import type { Value } from '../value.ts'
+import type { Credential } from '../../srv/chains/chain-a/csl.ts'
+import type { Value } from '../../srv/chains/chain-a/value.ts'
 
 export type { Credential }
 

@@ -1,5 +1,5 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { bigNum, cslAddress, transactionBuilderConfig } from '../csl.ts'
+import { bigNum, cslAddress, transactionBuilderConfig } from '../../srv/chains/chain-a/csl.ts'
 import { seededRandom } from './crypto.ts'
 import type { WalletKeys } from './genesis.ts'
 import type { Ledger } from './ledger.ts'

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import type { SponsoredCall, VaultCall } from '../port.ts'
-import { callDigest, sha256Hex, signDigest, type VaultKey } from '../vault.ts'
+import type { SponsoredCall, VaultCall } from '../../srv/chains/chain-b/port.ts'
+import { callDigest, sha256Hex, signDigest, type VaultKey } from '../../srv/chains/chain-b/vault.ts'
 import { DEFAULT_PARAMETERS, type Ledger, signBody } from './ledger.ts'
 import { LedgerRejection, type RegularBody, type Utxo } from './types.ts'
 
