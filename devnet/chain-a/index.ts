@@ -1,12 +1,13 @@
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import type { DevnetConfig } from '../../srv/chains/chain-a/config.ts'
+import { closeServer, listen, startBlockProducer } from '../shared/lifecycle.ts'
+import { shown } from '../shared/state.ts'
 import { ActivityGenerator } from './activity.ts'
 import { createApp, RequestCounter } from './api/app.ts'
 import { describeWallet, type DevnetWallet } from './genesis.ts'
 import { Ledger } from './ledger.ts'
-import { openChain, shown, type OpenedChain } from './state.ts'
+import { openChain, type OpenedChain } from './state.ts'
 import type { Block } from './types.ts'
 
 /**
@@ -38,7 +39,7 @@ export class ChainADevnet {
   private readonly chain: OpenedChain
   private readonly server: http.Server
   private readonly counter: RequestCounter
-  private timer: NodeJS.Timeout | undefined
+  private stopProducer: () => void = () => {}
   private latencyMs: number
 
   private constructor(options: DevnetOptions, chain: OpenedChain, server: http.Server, counter: RequestCounter, url: string) {
@@ -62,19 +63,14 @@ export class ChainADevnet {
     const served: { devnet?: ChainADevnet } = {}
     const server = http.createServer(createApp(chain.ledger, counter, () => url, () => served.devnet?.latencyMs ?? 0))
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject)
-        server.listen(options.port ?? 0, host, () => resolve())
-      })
+      url = await listen(server, options.port, host)
     } catch (error) {
       chain.close()
       throw error
     }
-    const { port } = server.address() as AddressInfo
-    url = `http://${reachableHost(host)}:${port}`
     const devnet = new ChainADevnet(options, chain, server, counter, url)
     served.devnet = devnet
-    devnet.startProducer()
+    devnet.stopProducer = startBlockProducer(options.blockTimeMs, () => devnet.produceBlock(), 'chain-a')
     return devnet
   }
 
@@ -140,29 +136,12 @@ export class ChainADevnet {
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = undefined
-    if (this.server.listening) {
-      this.server.closeAllConnections()
-      await new Promise<void>(resolve => this.server.close(() => resolve()))
-    }
+    this.stopProducer()
+    this.stopProducer = () => {}
+    await closeServer(this.server)
     this.chain.close()
   }
-
-  private startProducer() {
-    if (this.options.blockTimeMs <= 0) return
-    this.timer = setInterval(() => {
-      try {
-        this.produceBlock()
-      } catch (error) {
-        console.error('[chain-a devnet] block production failed:', error)
-      }
-    }, this.options.blockTimeMs)
-    this.timer.unref()
-  }
 }
-
-const reachableHost = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host)
 
 export { Ledger }
 export type { Block, DevnetWallet }

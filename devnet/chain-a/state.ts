@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
+import { DevnetStateError, readStateFile, shown, writeAtomically } from '../shared/state.ts'
 import { fromHex, toHex } from './crypto.ts'
 import { LedgerRuleError } from './decode.ts'
 import { Ledger, type LedgerJournal, type LedgerOptions } from './ledger.ts'
@@ -39,14 +40,6 @@ export interface SavedGenesis extends ChainParameters {
 type TxEntry = { tx: string; cbor: string }
 type BlockEntry = { block: number; slot: number; hash: string; txs: string[] }
 type JournalEntry = TxEntry | BlockEntry
-
-/** A state folder that cannot be used; its message is one line that says what to do. */
-export class DevnetStateError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'DevnetStateError'
-  }
-}
 
 export interface OpenedChain {
   ledger: Ledger
@@ -114,19 +107,15 @@ function warnAboutKeptParameters(dir: string, genesis: SavedGenesis, configured:
 
 /** The saved genesis, or undefined when the folder holds no chain yet. */
 export function readGenesis(dir: string): SavedGenesis | undefined {
-  const file = join(dir, GENESIS_FILE)
-  if (!existsSync(file)) {
+  const genesis = readStateFile(join(dir, GENESIS_FILE), STATE_FORMAT, {
+    io: error => guardError(dir, error),
+    notJson: () => unusable(dir, `${GENESIS_FILE} is not JSON`),
+    wrongFormat: found => unusable(dir, `${GENESIS_FILE} has format ${JSON.stringify(found)}, this devnet reads format ${STATE_FORMAT}`),
+  })
+  if (!genesis) {
     if (existsSync(join(dir, JOURNAL_FILE))) throw unusable(dir, `${JOURNAL_FILE} is there but ${GENESIS_FILE} is missing`)
     return undefined
   }
-  let genesis: Record<string, unknown>
-  try {
-    genesis = Object(JSON.parse(guard(dir, () => readFileSync(file, 'utf8'))))
-  } catch (error) {
-    if (error instanceof DevnetStateError) throw error
-    throw unusable(dir, `${GENESIS_FILE} is not JSON`)
-  }
-  if (genesis.format !== STATE_FORMAT) throw unusable(dir, `${GENESIS_FILE} has format ${JSON.stringify(genesis.format)}, this devnet reads format ${STATE_FORMAT}`)
   const wellFormed = typeof genesis.seed === 'string' && typeof genesis.nonce === 'string' && typeof genesis.createdAt === 'string' &&
     ['wallets', 'slotLengthMs', 'epochLength', 'securityParam', 'systemStartMs'].every(name => Number.isInteger(genesis[name]) && (genesis[name] as number) >= 0)
   if (!wellFormed) throw unusable(dir, `${GENESIS_FILE} lacks or mistypes one of seed, nonce, wallets, slotLengthMs, epochLength, securityParam, systemStartMs`)
@@ -139,9 +128,7 @@ function createGenesis(dir: string, parameters: ChainParameters): SavedGenesis {
   }
   guard(dir, () => {
     writeFileSync(join(dir, JOURNAL_FILE), '')
-    const temporary = join(dir, `${GENESIS_FILE}.${process.pid}.tmp`)
-    writeFileSync(temporary, JSON.stringify(genesis, null, 2) + '\n')
-    renameSync(temporary, join(dir, GENESIS_FILE))
+    writeAtomically(join(dir, GENESIS_FILE), JSON.stringify(genesis, null, 2) + '\n')
   })
   return genesis
 }
@@ -370,10 +357,4 @@ function guard<T>(dir: string, step: () => T): T {
   } catch (error) {
     throw guardError(dir, error)
   }
-}
-
-/** A path as the user would type it from the current folder. */
-export function shown(path: string): string {
-  const fromHere = relative(process.cwd(), path)
-  return fromHere && !fromHere.startsWith('..') ? fromHere : path
 }

@@ -1,12 +1,13 @@
 import http from 'node:http'
 import { resolve } from 'node:path'
 import cds from '@sap/cds'
-import type { AddressInfo } from 'node:net'
 import type { ChainBDevnetConfig } from '../../srv/chains/chain-b/config.ts'
+import { closeServer, listen, startBlockProducer } from '../shared/lifecycle.ts'
+import { shown } from '../shared/state.ts'
 import { ActivityGenerator } from './activity.ts'
 import type { Ledger } from './ledger.ts'
 import { handleRequests } from './server.ts'
-import { openChain, shown, type OpenedChain } from './state.ts'
+import { openChain, type OpenedChain } from './state.ts'
 import type { Block } from './types.ts'
 
 /**
@@ -32,7 +33,7 @@ export class ChainBDevnet {
   private readonly options: ChainBDevnetOptions
   private readonly chain: OpenedChain
   private readonly server: http.Server
-  private timer: NodeJS.Timeout | undefined
+  private stopProducer: () => void = () => {}
   private endSubscriptions: () => void = () => {}
 
   private constructor(options: ChainBDevnetOptions, chain: OpenedChain, server: http.Server, url: string) {
@@ -50,20 +51,17 @@ export class ChainBDevnet {
     const server = http.createServer()
     const served: { devnet?: ChainBDevnet } = {}
     const endSubscriptions = handleRequests(server, { ledger: chain.ledger, zkKeysDir: options.zkKeysDir ?? resolve(cds.root, 'zk/keys'), produceBlocks: count => served.devnet!.produceBlocks(count), status: () => served.devnet!.status() })
+    let url: string
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject)
-        server.listen(options.port ?? 0, host, () => resolve())
-      })
+      url = await listen(server, options.port, host)
     } catch (error) {
       chain.close()
       throw error
     }
-    const { port } = server.address() as AddressInfo
-    const devnet = new ChainBDevnet(options, chain, server, `http://${reachableHost(host)}:${port}`)
+    const devnet = new ChainBDevnet(options, chain, server, url)
     devnet.endSubscriptions = endSubscriptions
     served.devnet = devnet
-    devnet.startProducer()
+    devnet.stopProducer = startBlockProducer(options.blockTimeMs, () => devnet.produceBlock(), 'chain-b')
     return devnet
   }
 
@@ -128,27 +126,10 @@ export class ChainBDevnet {
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = undefined
+    this.stopProducer()
+    this.stopProducer = () => {}
     this.endSubscriptions()
-    if (this.server.listening) {
-      this.server.closeAllConnections()
-      await new Promise<void>(resolve => this.server.close(() => resolve()))
-    }
+    await closeServer(this.server)
     this.chain.close()
   }
-
-  private startProducer() {
-    if (this.options.blockTimeMs <= 0) return
-    this.timer = setInterval(() => {
-      try {
-        this.produceBlock()
-      } catch (error) {
-        console.error('[chain-b devnet] block production failed:', error)
-      }
-    }, this.options.blockTimeMs)
-    this.timer.unref()
-  }
 }
-
-const reachableHost = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host)

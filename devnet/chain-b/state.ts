@@ -1,5 +1,6 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { DevnetStateError, readStateFile, shown, writeAtomically } from '../shared/state.ts'
 import { Ledger } from './ledger.ts'
 import type { Block, StoredBlock, TxBody } from './types.ts'
 
@@ -25,22 +26,12 @@ export interface SavedGenesis {
   createdAt: string
 }
 
-/** A state folder that cannot be used; its message is one line that says what to do. */
-export class DevnetStateError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'DevnetStateError'
-  }
-}
-
 export interface OpenedChain {
   ledger: Ledger
   stateDir: string | undefined
   resumed: boolean
   close(): void
 }
-
-export const shown = (dir: string) => relative(process.cwd(), dir) || '.'
 
 /** A new chain in memory, or the chain of the state folder (a new one there when it has none). */
 export function openChain(options: { seed: string; epochLength: number }, stateDir: string | undefined): OpenedChain {
@@ -76,16 +67,13 @@ export function openChain(options: { seed: string; epochLength: number }, stateD
 }
 
 export function readGenesis(dir: string): SavedGenesis | undefined {
-  const file = join(dir, GENESIS_FILE)
-  if (!existsSync(file)) return undefined
-  let genesis: SavedGenesis
-  try {
-    genesis = JSON.parse(readFileSync(file, 'utf8'))
-  } catch {
-    throw new DevnetStateError(`The chain-B devnet chain in ${shown(dir)} is unreadable (${GENESIS_FILE}); ${RESET}.`)
-  }
-  if (genesis.format !== STATE_FORMAT) throw new DevnetStateError(`The chain-B devnet chain in ${shown(dir)} has format ${genesis.format}, this version reads ${STATE_FORMAT}; ${RESET}.`)
-  return genesis
+  const unreadable = () => new DevnetStateError(`The chain-B devnet chain in ${shown(dir)} is unreadable (${GENESIS_FILE}); ${RESET}.`)
+  const genesis = readStateFile(join(dir, GENESIS_FILE), STATE_FORMAT, {
+    io: unreadable,
+    notJson: unreadable,
+    wrongFormat: found => new DevnetStateError(`The chain-B devnet chain in ${shown(dir)} has format ${found}, this version reads ${STATE_FORMAT}; ${RESET}.`),
+  })
+  return genesis as SavedGenesis | undefined
 }
 
 function resume(ledger: Ledger, dir: string) {
@@ -120,11 +108,6 @@ const line = (block: StoredBlock) => JSON.stringify(block) + '\n'
 
 function appendBlock(dir: string, block: Block) {
   appendFileSync(join(dir, BLOCKS_FILE), line({ height: block.height, timestamp: block.timestamp, salt: block.salt, hash: block.hash, bodies: block.transactions.map(tx => tx.body) }))
-}
-
-function writeAtomically(file: string, content: string) {
-  writeFileSync(file + '.tmp', content)
-  renameSync(file + '.tmp', file)
 }
 
 /** Deletes the saved chain; answers what it deleted. */

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { productionReason } from '../../devnet/chain-a/cli.ts'
+import { productionReason } from '../../devnet/shared/cli.ts'
 import { runCommand } from '../support/devnet.ts'
 
 /** `npm run devnet` and its commands, run with the project's Node (process.execPath). */

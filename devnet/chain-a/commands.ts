@@ -1,8 +1,10 @@
 import { chainAConfig, devnetConfig, type DevnetConfig } from '../../srv/chains/chain-a/config.ts'
+import { CliError, parseOptions, type ChainCommands } from '../shared/cli.ts'
+import { shown } from '../shared/state.ts'
 import { signDataWithWallet, signWithWallet, SignerInputError, transactionArgument } from './dev-signer.ts'
 import { buildGenesis, describeWallet, type WalletKeys } from './genesis.ts'
 import { ChainADevnet } from './index.ts'
-import { DevnetStateError, readGenesis, resetState, shown } from './state.ts'
+import { readGenesis, resetState } from './state.ts'
 
 /**
  * `npm run devnet -- <command>`: serve the chain-A devnet, print its test wallets, reset its saved
@@ -34,21 +36,6 @@ const COMMAND_HINT = 'Commands: npm run devnet -- wallets | reset | sign --walle
 const SIGN_USAGE = 'npm run devnet -- sign --wallet <n> --tx <cbor hex or file>'
 const SIGN_DATA_USAGE = 'npm run devnet -- sign-data --wallet <n> (--payload <hex> | --message <text>) [--address <address> | stake]'
 
-/** A failure the CLI reports in one line on stderr, with its exit code. */
-class CliError extends Error {
-  readonly exitCode: number
-  constructor(message: string, exitCode = 1) {
-    super(message)
-    this.exitCode = exitCode
-  }
-}
-
-export function productionReason(env: NodeJS.ProcessEnv): string | undefined {
-  if (env.NODE_ENV === 'production') return 'NODE_ENV is production'
-  if ((env.CDS_ENV ?? '').split(',').map(p => p.trim()).includes('production')) return 'CDS_ENV includes the production profile'
-  return undefined
-}
-
 /** Why chain A does not use the devnet here, if it does not. */
 export function notDevnetReason(): string | undefined {
   const config = chainAConfig()
@@ -57,22 +44,13 @@ export function notDevnetReason(): string | undefined {
   return undefined
 }
 
-async function main(args: string[]) {
-  const [command = 'serve', ...rest] = args
-  if (['help', '--help', '-h'].includes(command)) {
-    console.log(USAGE)
-    return
-  }
-  const refusal = productionReason(process.env)
-  if (refusal) throw new CliError(`The chain-A devnet refuses to run in production (${refusal}); its wallet keys are public.`)
-  switch (command) {
-    case 'serve': return serve()
-    case 'wallets': return printWallets()
-    case 'reset': return reset()
-    case 'sign': return sign(rest)
-    case 'sign-data': return signData(rest)
-    default: throw new CliError(`Unknown command '${command}'; \`npm run devnet -- help\` lists the commands.`, 2)
-  }
+export const chainA: ChainCommands = {
+  chain: 'chain-A',
+  usage: USAGE,
+  help: 'npm run devnet -- help',
+  refusal: reason => `The chain-A devnet refuses to run in production (${reason}); its wallet keys are public.`,
+  commands: { serve, wallets: printWallets, reset, sign, 'sign-data': signData },
+  isUserError: (error): error is Error => error instanceof SignerInputError,
 }
 
 async function serve() {
@@ -143,66 +121,3 @@ function walletNamed(name: string, wallets: WalletKeys[]): WalletKeys {
   if (!wallet) throw new CliError(`No devnet test wallet '${name}': the devnet has ${wallets.map(w => w.name).join(', ')} (DEVNET_WALLETS sets how many).`, 2)
   return wallet
 }
-
-interface OptionSpec<Required extends string, Optional extends string> {
-  required: Required[]
-  optional?: Optional[]
-  /** The command line shown when a required option is missing. */
-  usage: string
-}
-
-/** `--name value` or `--name=value` for each of the names, the required ones present, nothing else. */
-function parseOptions<Required extends string, Optional extends string = never>(
-  args: string[], spec: OptionSpec<Required, Optional>,
-): Record<Required, string> & Partial<Record<Optional, string>> {
-  const names: string[] = [...spec.required, ...(spec.optional ?? [])]
-  const options: Partial<Record<string, string>> = {}
-  for (let i = 0; i < args.length; i++) {
-    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(args[i])
-    if (!match || !names.includes(match[1])) throw new CliError(`Unexpected argument '${args[i]}'; the command takes ${listed(names)}.`, 2)
-    const value = match[2] ?? args[++i]
-    if (value === undefined || value === '') throw new CliError(`--${match[1]} needs a value.`, 2)
-    options[match[1]] = value
-  }
-  const missing = spec.required.filter(name => options[name] === undefined)
-  if (missing.length) throw new CliError(`Missing ${missing.map(n => `--${n}`).join(' and ')}; usage: ${spec.usage}.`, 2)
-  return options as Record<Required, string> & Partial<Record<Optional, string>>
-}
-
-/** `--a and --b`, `--a, --b and --c`. */
-function listed(names: string[]): string {
-  const flags = names.map(name => `--${name}`)
-  return flags.length > 1 ? `${flags.slice(0, -1).join(', ')} and ${flags[flags.length - 1]}` : flags.join('')
-}
-
-/** One line for what the user can act on; a stack only for what is a defect. */
-function report(error: unknown): never {
-  if (error instanceof CliError) {
-    console.error(error.message)
-    process.exit(error.exitCode)
-  }
-  if (error instanceof SignerInputError || error instanceof DevnetStateError) {
-    console.error(error.message)
-    process.exit(1)
-  }
-  if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE') {
-    console.error(`The chain-A devnet cannot listen: ${(error as Error).message}; set PORT to a free port.`)
-    process.exit(1)
-  }
-  console.error(error)
-  process.exit(1)
-}
-
-/** `--chain b` (or `--chain=b`) hands the command to the chain-B devnet's CLI; `--chain a` is this one. */
-async function dispatch(args: string[]) {
-  const at = args.findIndex(arg => arg === '--chain' || arg.startsWith('--chain='))
-  if (at < 0) return main(args)
-  const chain = args[at].includes('=') ? args[at].split('=')[1] : args[at + 1]
-  const rest = args.filter((_, i) => i !== at && (args[at].includes('=') || i !== at + 1))
-  if (chain === 'a') return main(rest)
-  if (chain !== 'b') throw new CliError(`Unknown chain '${chain ?? ''}'; --chain takes a or b.`, 2)
-  const chainB = await import('../chain-b/cli.ts')
-  return chainB.main(rest).catch(chainB.report)
-}
-
-if (/devnet[\\/]cli\.[jt]s$/.test(process.argv[1] ?? '')) dispatch(process.argv.slice(2)).catch(report)

@@ -1,6 +1,8 @@
 import { chainBConfig, devnetConfig } from '../../srv/chains/chain-b/config.ts'
+import type { ChainCommands } from '../shared/cli.ts'
+import { shown } from '../shared/state.ts'
 import { ChainBDevnet } from './index.ts'
-import { DevnetStateError, resetState, shown } from './state.ts'
+import { resetState } from './state.ts'
 
 /**
  * `npm run devnet -- --chain b <command>`: serve the chain-B devnet standalone, or reset its saved
@@ -19,33 +21,12 @@ const USAGE = `Usage: npm run devnet -- --chain b <command>
   help                 print this list
 Refused in production (NODE_ENV or CDS_ENV).`
 
-class CliError extends Error {
-  readonly exitCode: number
-  constructor(message: string, exitCode = 1) {
-    super(message)
-    this.exitCode = exitCode
-  }
-}
-
-function productionReason(env: NodeJS.ProcessEnv): string | undefined {
-  if (env.NODE_ENV === 'production') return 'NODE_ENV is production'
-  if ((env.CDS_ENV ?? '').split(',').map(p => p.trim()).includes('production')) return 'CDS_ENV includes the production profile'
-  return undefined
-}
-
-export async function main(args: string[]) {
-  const [command = 'serve'] = args
-  if (['help', '--help', '-h'].includes(command)) {
-    console.log(USAGE)
-    return
-  }
-  const refusal = productionReason(process.env)
-  if (refusal) throw new CliError(`The chain-B devnet refuses to run in production (${refusal}).`)
-  switch (command) {
-    case 'serve': return serve()
-    case 'reset': return reset()
-    default: throw new CliError(`Unknown command '${command}'; \`npm run devnet -- --chain b help\` lists the commands.`, 2)
-  }
+export const chainB: ChainCommands = {
+  chain: 'chain-B',
+  usage: USAGE,
+  help: 'npm run devnet -- --chain b help',
+  refusal: reason => `The chain-B devnet refuses to run in production (${reason}).`,
+  commands: { serve, reset },
 }
 
 async function serve() {
@@ -68,18 +49,3 @@ function reset() {
   else if (deleted === 'unreadable') console.log(`Deleted the unreadable chain-B devnet chain saved in ${shown(stateDir)}.`)
   else console.log(`Deleted the chain-B devnet chain saved in ${shown(stateDir)} (made ${deleted.createdAt}, tip #${deleted.tipHeight}). The next start makes a new chain.`)
 }
-
-export function report(error: unknown): never {
-  if (error instanceof CliError || error instanceof DevnetStateError) {
-    console.error(error.message)
-    process.exit(error instanceof CliError ? error.exitCode : 1)
-  }
-  if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE') {
-    console.error(`The chain-B devnet cannot listen: ${(error as Error).message}; set PORT to a free port.`)
-    process.exit(1)
-  }
-  console.error(error)
-  process.exit(1)
-}
-
-if (/chain-b[\\/]devnet[\\/]cli\.[jt]s$/.test(process.argv[1] ?? '')) main(process.argv.slice(2)).catch(report)
