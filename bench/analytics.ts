@@ -11,9 +11,9 @@ import { ChainAFollower } from '../srv/chaina-odata/follower.ts'
 import { chainAIndex } from '../srv/chaina-odata/service.ts'
 import { Follower } from '../srv/chainb-indexer/follower.ts'
 import { chainA } from '../srv/chains/chain-a/index.ts'
-import { embeddedDevnet as embeddedChainA } from '../srv/chains/chain-a/embedded-devnet.ts'
+import { embeddedDevnet as embeddedChainA } from '../devnet/chain-a/embedded.ts'
 import { chainB } from '../srv/chains/chain-b/index.ts'
-import { embeddedDevnet as embeddedChainB } from '../srv/chains/chain-b/embedded-devnet.ts'
+import { embeddedDevnet as embeddedChainB } from '../devnet/chain-b/embedded.ts'
 import { figures, printValue, type Figures } from './measure.ts'
 
 const { SELECT, INSERT, UPSERT, DELETE } = cds.ql

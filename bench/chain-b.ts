@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { ChainBDevnet } from '../srv/chains/chain-b/devnet/index.ts'
+import type { ChainBDevnet } from '../devnet/chain-b/index.ts'
 import { printLine, printRatio, printValue, sample } from './measure.ts'
 
 /**

@@ -1,5 +1,5 @@
 import type { BlockFrostAPI } from '@blockfrost/blockfrost-js'
-import type { ChainADevnet } from '../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet } from '../devnet/chain-a/index.ts'
 import { figures, printLine, printRatio, printValue, sample } from './measure.ts'
 
 /**

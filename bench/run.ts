@@ -30,7 +30,7 @@ async function main() {
   ;(cds as any).log('odata', 'warn')
   ;(cds as any).log('cds', 'warn')
   const { server, url } = await (cds as any).exec('--in-memory?', '--port', '0')
-  const { embeddedDevnet } = await import('../srv/chains/chain-a/embedded-devnet.ts')
+  const { embeddedDevnet } = await import('../devnet/chain-a/embedded.ts')
   const devnet = embeddedDevnet()
   if (!devnet) throw new Error('the benchmark needs the embedded devnet (test profile)')
 
@@ -46,7 +46,7 @@ async function main() {
     await transactionBenchmarks({ url, devnet, direct, rounds })
   }
   if (runs('chain-b') || runs('zk')) {
-    const { embeddedDevnet: embeddedChainB } = await import('../srv/chains/chain-b/embedded-devnet.ts')
+    const { embeddedDevnet: embeddedChainB } = await import('../devnet/chain-b/embedded.ts')
     const chainB = embeddedChainB()
     if (!chainB) throw new Error('the benchmark needs the embedded chain-B devnet (test profile)')
     if (runs('chain-b')) await chainBBenchmarks({ url, devnet: chainB, rounds })

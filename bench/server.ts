@@ -12,7 +12,7 @@ async function main() {
   ;(cds as any).log('deploy', 'warn')
   const { url } = await (cds as any).exec('--in-memory?', '--port', '0')
   ;(cds as any).log('chain-a', 'warn')
-  const { embeddedDevnet } = await import('../srv/chains/chain-a/embedded-devnet.ts')
+  const { embeddedDevnet } = await import('../devnet/chain-a/embedded.ts')
   const { issueKey } = await import('../srv/gateway/accounts.ts')
   const devnet = embeddedDevnet()!
   for (let i = 0; i < 12; i++) devnet.produceBlock()

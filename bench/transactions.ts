@@ -1,6 +1,6 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import type { BlockFrostAPI } from '@blockfrost/blockfrost-js'
-import type { ChainADevnet } from '../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet } from '../devnet/chain-a/index.ts'
 import { addVkeyWitnesses, bodyHashOf } from '../srv/chains/chain-a/signing/witnesses.ts'
 import { verifySignedTransaction } from '../srv/chains/chain-a/signing/verify.ts'
 import { figures, printLine, printRatio, printValue } from './measure.ts'

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { loadavg } from 'node:os'
 import { zkConfig } from '../srv/chains/chain-b/config.ts'
-import type { ChainBDevnet } from '../srv/chains/chain-b/devnet/index.ts'
+import type { ChainBDevnet } from '../devnet/chain-b/index.ts'
 import { emptyVaultState, sha256Hex } from '../srv/chains/chain-b/vault.ts'
 import { prepareDocument, proofFieldSpecs, type PreparedDocument } from '../srv/chains/chain-b/zk/content.ts'
 import { CIRCUIT_IDS, ZeroKnowledge, type ProofClaim } from '../srv/chains/chain-b/zk/index.ts'

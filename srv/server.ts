@@ -56,13 +56,13 @@ let devWallet: ((req: any, res: any, next: () => void) => void) | undefined
 export async function connectChainA(): Promise<void> {
   const options = applyChainAEnvironment()
   if (embedsDevnet(chainAConfig(options))) {
-    const { startEmbeddedDevnet, stopEmbeddedDevnet } = await import('./chains/chain-a/embedded-devnet.ts')
+    const { startEmbeddedDevnet, stopEmbeddedDevnet } = await import('../devnet/chain-a/embedded.ts')
     const devnet = await startEmbeddedDevnet(devnetConfig(options))
     cds.log('chain-a').info('embedded devnet serving a Blockfrost-compatible API at', devnet.url)
     Object.assign(options, { network: 'devnet', credentials: { ...options.credentials, url: devnet.url } })
     cds.on('shutdown', stopEmbeddedDevnet)
     if (process.env.CHAIN_A_DEV_WALLET !== 'false') {
-      const { devWalletRoutes } = await import('./chains/chain-a/devnet/dev-wallet.ts')
+      const { devWalletRoutes } = await import('../devnet/chain-a/dev-wallet.ts')
       devWallet = devWalletRoutes(devnet)
     }
   }
@@ -77,7 +77,7 @@ export async function connectChainA(): Promise<void> {
 export async function connectChainB(): Promise<void> {
   const options = chainBConfig.applyChainBEnvironment()
   if (chainBConfig.embedsDevnet(options)) {
-    const { startEmbeddedDevnet, stopEmbeddedDevnet } = await import('./chains/chain-b/embedded-devnet.ts')
+    const { startEmbeddedDevnet, stopEmbeddedDevnet } = await import('../devnet/chain-b/embedded.ts')
     const devnet = await startEmbeddedDevnet({ ...chainBConfig.devnetConfig(options), finalityDepth: chainBConfig.chainBConfig(options).finalityDepth })
     cds.log('chain-b').info('embedded devnet serving the Midnight indexer API at', devnet.indexerUrl)
     Object.assign(options, { network: 'devnet', indexerUrl: devnet.indexerUrl, indexerWsUrl: devnet.indexerWsUrl, submitUrl: devnet.submitUrl, vaultAddress: devnet.vaultAddress })

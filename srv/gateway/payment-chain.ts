@@ -58,7 +58,7 @@ export async function payToAddress(): Promise<string> {
   const configured = gatewayConfig().purchase.payTo
   if (configured) return configured
   if (!isProduction() && !devnetTreasury) {
-    const { embeddedDevnet } = await import('../chains/chain-a/embedded-devnet.ts')
+    const { embeddedDevnet } = await import('../../devnet/chain-a/embedded.ts')
     devnetTreasury = embeddedDevnet()?.wallets().at(-1)?.address
   }
   if (devnetTreasury && !isProduction()) return devnetTreasury

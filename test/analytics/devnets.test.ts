@@ -4,7 +4,7 @@ import { foldAll } from '../../srv/analytics/bucket-writer.ts'
 import { compare } from '../../srv/analytics/windowed.ts'
 import { concentration, rankings } from '../../srv/analytics/tables.ts'
 import { getJson } from '../support/devnet.ts'
-import { feeOf } from '../../srv/chains/chain-b/devnet/ledger.ts'
+import { feeOf } from '../../devnet/chain-b/ledger.ts'
 import { produceBlocks, reorg, runningChainB, waitFor } from '../support/chain-b.ts'
 import { growChain, runningDevnet } from '../support/chain-a.ts'
 

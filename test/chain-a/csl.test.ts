@@ -4,8 +4,8 @@ import {
   parsePaymentAddress, parseRef, parseRewardAddress, paymentKeyHash, refOf, refOfInput, requiredTimeLocks, sortedRefs, toCslValue,
   transactionBuilderConfig, transactionInput,
 } from '../../srv/chains/chain-a/csl.ts'
-import { blake2b256Hex } from '../../srv/chains/chain-a/devnet/crypto.ts'
-import { PROTOCOL_PARAMETERS } from '../../srv/chains/chain-a/devnet/params.ts'
+import { blake2b256Hex } from '../../devnet/chain-a/crypto.ts'
+import { PROTOCOL_PARAMETERS } from '../../devnet/chain-a/params.ts'
 import { parseAddress, parseStakeAddress } from '../../srv/chains/chain-a/identifiers.ts'
 import { languageViews } from '../../srv/chains/chain-a/plutus.ts'
 

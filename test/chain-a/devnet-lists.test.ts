@@ -1,6 +1,6 @@
 import Ajv from 'ajv'
 import { getSchemaForEndpoint } from '@blockfrost/openapi'
-import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
 import { getJson, startDevnet } from '../support/devnet.ts'
 
 /*

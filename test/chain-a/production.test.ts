@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 
 /**
  * Which code the bootstrap's chain-A step loads, per profile: it runs in a process of its own
@@ -9,7 +10,7 @@ import { join } from 'node:path'
  */
 
 const root = join(__dirname, '..', '..')
-const DEVNET_CODE = '/srv/chains/chain-a/devnet/'
+const DEVNET_CODE = `${pathToFileURL(join(root, 'devnet')).href}/`
 const PROJECT_ID = 'preprodProbeProjectIdThatMustNotBeLogged'
 
 const PROBE = `

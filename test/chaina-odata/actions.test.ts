@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { runningDevnet, growChain, firstOf } from '../support/chain-a.ts'
-import type { ActivityEvent } from '../../srv/chains/chain-a/devnet/activity.ts'
+import type { ActivityEvent } from '../../devnet/chain-a/activity.ts'
 
 const { POST, defaults } = cds.test(__dirname + '/../..')
 defaults.auth = { username: 'alice', password: '' }

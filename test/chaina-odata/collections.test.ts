@@ -1,8 +1,8 @@
 import cds from '@sap/cds'
 import { runningDevnet, growChain, firstOf } from '../support/chain-a.ts'
 import { chainAIndex } from '../../srv/chaina-odata/service.ts'
-import type { ActivityEvent } from '../../srv/chains/chain-a/devnet/activity.ts'
-import { createdOutputs, type Block } from '../../srv/chains/chain-a/devnet/types.ts'
+import type { ActivityEvent } from '../../devnet/chain-a/activity.ts'
+import { createdOutputs, type Block } from '../../devnet/chain-a/types.ts'
 
 const { GET, defaults } = cds.test(__dirname + '/../..')
 defaults.auth = { username: 'alice', password: '' }

@@ -1,6 +1,6 @@
 import cds from '@sap/cds'
 import { runningDevnet, growChain, firstOf } from '../support/chain-a.ts'
-import type { ActivityEvent } from '../../srv/chains/chain-a/devnet/activity.ts'
+import type { ActivityEvent } from '../../devnet/chain-a/activity.ts'
 
 const { GET, defaults } = cds.test(__dirname + '/../..')
 defaults.auth = { username: 'alice', password: '' }

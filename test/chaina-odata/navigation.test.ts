@@ -1,8 +1,8 @@
 import cds from '@sap/cds'
 import { runningDevnet, growChain, firstOf } from '../support/chain-a.ts'
 import { chainAIndex } from '../../srv/chaina-odata/service.ts'
-import { createdOutputs, type Output } from '../../srv/chains/chain-a/devnet/types.ts'
-import type { ActivityEvent } from '../../srv/chains/chain-a/devnet/activity.ts'
+import { createdOutputs, type Output } from '../../devnet/chain-a/types.ts'
+import type { ActivityEvent } from '../../devnet/chain-a/activity.ts'
 
 const { GET, defaults } = cds.test(__dirname + '/../..')
 defaults.auth = { username: 'alice', password: '' }

@@ -1,4 +1,4 @@
-import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
 
 /** Shared by the signing service's tests. */
 

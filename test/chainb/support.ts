@@ -88,7 +88,7 @@ export async function grantCaller() {
 export const ROOT = join(__dirname, '..', '..')
 export const onPostgres = () => (process.env.CDS_ENV ?? '').split(',').map(profile => profile.trim()).includes('pg')
 
-/** A standalone chain-B devnet process: `srv/chains/chain-b/devnet/cli.ts serve`, blocks on request, chain in memory. */
+/** A standalone chain-B devnet process: `devnet/cli.ts --chain b serve`, blocks on request, chain in memory. */
 export interface StandaloneChainB {
   url: string
   indexerUrl: string
@@ -104,7 +104,7 @@ export interface StandaloneChainB {
 }
 
 export function startStandaloneChainB(): Promise<StandaloneChainB> {
-  const child = spawn(process.execPath, ['srv/chains/chain-b/devnet/cli.ts', 'serve'], {
+  const child = spawn(process.execPath, ['devnet/cli.ts', '--chain', 'b', 'serve'], {
     cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', CHAIN_B_DEVNET_BLOCK_TIME_MS: '0', CHAIN_B_DEVNET_ACTIVITY: 'false', CHAIN_B_DEVNET_STATE_DIR: 'none', NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON' },
   })

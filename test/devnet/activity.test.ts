@@ -1,4 +1,4 @@
-import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
 import { getJson, startDevnet } from '../support/devnet.ts'
 
 /** The activity generator makes the devnet look alive, from its own wallets only. */

@@ -3,13 +3,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { productionReason } from '../../srv/chains/chain-a/devnet/cli.ts'
+import { productionReason } from '../../devnet/shared/cli.ts'
 import { runCommand } from '../support/devnet.ts'
 
 /** `npm run devnet` and its commands, run with the project's Node (process.execPath). */
 
 const ROOT = path.resolve(__dirname, '../..')
-const CLI = path.join(ROOT, 'srv/chains/chain-a/devnet/cli.ts')
+const CLI = path.join(ROOT, 'devnet/cli.ts')
 let stateRoot: string
 let stateDir: string
 beforeAll(() => {

@@ -1,6 +1,6 @@
-import { blake2b, assetFingerprint, toHex } from '../../srv/chains/chain-a/devnet/crypto.ts'
-import { buildGenesis } from '../../srv/chains/chain-a/devnet/genesis.ts'
-import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
+import { blake2b, assetFingerprint, toHex } from '../../devnet/chain-a/crypto.ts'
+import { buildGenesis } from '../../devnet/chain-a/genesis.ts'
+import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
 import { getJson, startDevnet } from '../support/devnet.ts'
 
 /** Everything at genesis derives from the seed. */

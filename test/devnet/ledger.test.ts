@@ -1,4 +1,4 @@
-import type { ChainADevnet, WalletKeyPair } from '../../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet, WalletKeyPair } from '../../devnet/chain-a/index.ts'
 import { buildTx, getJson, largestUtxo, startDevnet } from '../support/devnet.ts'
 
 /** Blocks, epochs, rewards and block limits of the devnet's ledger. */

@@ -1,5 +1,5 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
 import { getJson, startDevnet } from '../support/devnet.ts'
 
 /** Blockfrost's paging parameters and error shapes. */

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { ChainADevnet, WalletKeyPair } from '../../srv/chains/chain-a/devnet/index.ts'
-import { GENESIS } from '../../srv/chains/chain-a/devnet/params.ts'
+import type { ChainADevnet, WalletKeyPair } from '../../devnet/chain-a/index.ts'
+import { GENESIS } from '../../devnet/chain-a/params.ts'
 import { ADA, buildTx, getJson, largestUtxo, startDevnet } from '../support/devnet.ts'
 
 /** rollBack: the newest blocks leave the chain, their transactions return to the mempool, the next blocks form a fork. */

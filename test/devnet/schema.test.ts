@@ -1,7 +1,7 @@
 import Ajv from 'ajv'
 import { getSchemaForEndpoint } from '@blockfrost/openapi'
 import { BlockFrostAPI, BlockfrostServerError } from '@blockfrost/blockfrost-js'
-import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
 import { ADA, buildTx, getJson, largestUtxo, startDevnet } from '../support/devnet.ts'
 
 /**

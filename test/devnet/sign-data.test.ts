@@ -1,6 +1,6 @@
 import path from 'node:path'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { buildGenesis } from '../../srv/chains/chain-a/devnet/genesis.ts'
+import { buildGenesis } from '../../devnet/chain-a/genesis.ts'
 import { verifyDataSignature } from '../../srv/chains/chain-a/signing/data-signature.ts'
 import { runCommand, type Run } from '../support/devnet.ts'
 
@@ -11,7 +11,7 @@ import { runCommand, type Run } from '../support/devnet.ts'
  */
 
 const ROOT = path.resolve(__dirname, '../..')
-const CLI = path.join(ROOT, 'srv/chains/chain-a/devnet/cli.ts')
+const CLI = path.join(ROOT, 'devnet/cli.ts')
 const SEED = 'sign-data-test'
 const [w1, w2] = buildGenesis(SEED, 2).testWallets
 const MESSAGE = '{\n  "action": "Sign in",\n  "nonce": "0f0f"\n}'

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import type { ChainADevnet, WalletKeyPair } from '../../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet, WalletKeyPair } from '../../devnet/chain-a/index.ts'
 import { mergeSignerAnswer } from '../../srv/chains/chain-a/signing/witnesses.ts'
 import { ADA, buildTx, largestUtxo, runCommand, startDevnet, submitHttp, type Run, type TxSpec } from '../support/devnet.ts'
 
@@ -12,7 +12,7 @@ import { ADA, buildTx, largestUtxo, runCommand, startDevnet, submitHttp, type Ru
  */
 
 const ROOT = path.resolve(__dirname, '../..')
-const CLI = path.join(ROOT, 'srv/chains/chain-a/devnet/cli.ts')
+const CLI = path.join(ROOT, 'devnet/cli.ts')
 const SEED = 'sign-test'
 
 let devnet: ChainADevnet

@@ -3,8 +3,9 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFil
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { devnetConfig } from '../../srv/chains/chain-a/config.ts'
-import type { ChainADevnet, WalletKeyPair } from '../../srv/chains/chain-a/devnet/index.ts'
-import { DevnetStateError, resetState } from '../../srv/chains/chain-a/devnet/state.ts'
+import type { ChainADevnet, WalletKeyPair } from '../../devnet/chain-a/index.ts'
+import { resetState } from '../../devnet/chain-a/state.ts'
+import { DevnetStateError } from '../../devnet/shared/state.ts'
 import { ADA, buildTx, getJson, largestUtxo, startDevnet, submitHttp } from '../support/devnet.ts'
 
 /** A devnet with a state folder keeps its chain across a stop and a start; a reset makes a new chain. */

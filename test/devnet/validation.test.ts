@@ -1,5 +1,5 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import type { ChainADevnet, WalletKeyPair } from '../../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet, WalletKeyPair } from '../../devnet/chain-a/index.ts'
 import { ADA, buildTx, getJson, largestUtxo, signaturePolicy, startDevnet, submitHttp, unitOf } from '../support/devnet.ts'
 
 /** Every ledger rule rejects a transaction that breaks exactly that rule; valid ones land on chain. */

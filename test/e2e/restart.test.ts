@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Output } from '../../srv/chains/chain-a/devnet/types.ts'
+import type { Output } from '../../devnet/chain-a/types.ts'
 import { buildTx, runCommand } from '../support/devnet.ts'
 import { startServer, stopAndWait, type RunningServer } from '../support/server.ts'
 

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { startDevnet } from '../support/devnet.ts'
 import { startGateways, type Gateways } from '../support/lane-gateways.ts'
-import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
 
 /**
  * What one read may cost, against gateway processes of their own: the read that stopped the

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { freshClientAddress, sendFrom } from '../support/gateway.ts'
 import { freshWallet, PUBLIC_URL, signedChallenge, signIn, startGateways, type Gateways } from '../support/lane-gateways.ts'
 import { startDevnet } from '../support/devnet.ts'
-import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
-import { signDataWithWallet } from '../../srv/chains/chain-a/devnet/dev-signer.ts'
+import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
+import { signDataWithWallet } from '../../devnet/chain-a/dev-signer.ts'
 import { CHALLENGE_SECONDS, issueChallenge } from '../../srv/gateway/sign-in-challenge.ts'
 
 /**

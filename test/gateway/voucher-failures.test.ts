@@ -1,7 +1,7 @@
 import { freshClientAddress, sendFrom } from '../support/gateway.ts'
 import { startGateways, voucherCodes, type Gateways } from '../support/lane-gateways.ts'
 import { startDevnet } from '../support/devnet.ts'
-import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
 import { newVoucherCode } from '../../srv/gateway/voucher-codes.ts'
 
 /**

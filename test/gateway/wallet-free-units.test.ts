@@ -1,7 +1,7 @@
 import { freshClientAddress, sendFrom, type Reply } from '../support/gateway.ts'
 import { freshWallet, payTo, signedChallenge, signIn, startGateways, type Gateways, type Wallet } from '../support/lane-gateways.ts'
 import { startDevnet } from '../support/devnet.ts'
-import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
 
 /**
  * A wallet's free units, against gateway processes of their own (two instances on one database)

@@ -2,7 +2,7 @@ import cds from '@sap/cds'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { bearer, freshClientAddress, ledgerOf, sendFrom, type SendFrom } from '../support/gateway.ts'
 import { forgeSignData } from '../support/cose.ts'
-import { signDataWithWallet } from '../../srv/chains/chain-a/devnet/dev-signer.ts'
+import { signDataWithWallet } from '../../devnet/chain-a/dev-signer.ts'
 import { chainA } from '../../srv/chains/chain-a/index.ts'
 import { CHALLENGE_SECONDS, issueChallenge } from '../../srv/gateway/sign-in-challenge.ts'
 

@@ -1,6 +1,6 @@
-import { embeddedDevnet } from '../../srv/chains/chain-a/embedded-devnet.ts'
-import type { ChainADevnet } from '../../srv/chains/chain-a/devnet/index.ts'
-import type { ActivityEvent, ActivityKind } from '../../srv/chains/chain-a/devnet/activity.ts'
+import { embeddedDevnet } from '../../devnet/chain-a/embedded.ts'
+import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
+import type { ActivityEvent, ActivityKind } from '../../devnet/chain-a/activity.ts'
 
 /** The devnet the application under test started (server.ts starts it in the test profile). */
 export function runningDevnet(): ChainADevnet {

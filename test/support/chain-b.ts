@@ -1,6 +1,6 @@
-import { embeddedDevnet } from '../../srv/chains/chain-b/embedded-devnet.ts'
-import type { ChainBDevnet } from '../../srv/chains/chain-b/devnet/index.ts'
-import type { Block } from '../../srv/chains/chain-b/devnet/types.ts'
+import { embeddedDevnet } from '../../devnet/chain-b/embedded.ts'
+import type { ChainBDevnet } from '../../devnet/chain-b/index.ts'
+import type { Block } from '../../devnet/chain-b/types.ts'
 
 /**
  * Helpers for suites that run against the chain-B devnet the application under test embedded

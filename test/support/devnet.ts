@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { exUnitsFee } from '../../srv/chains/chain-a/plutus.ts'
-import { ChainADevnet, type DevnetOptions } from '../../srv/chains/chain-a/devnet/index.ts'
-import { PROTOCOL_PARAMETERS } from '../../srv/chains/chain-a/devnet/params.ts'
-import type { Output } from '../../srv/chains/chain-a/devnet/types.ts'
+import { ChainADevnet, type DevnetOptions } from '../../devnet/chain-a/index.ts'
+import { PROTOCOL_PARAMETERS } from '../../devnet/chain-a/params.ts'
+import type { Output } from '../../devnet/chain-a/types.ts'
 import { toCslValue } from '../../srv/chains/chain-a/csl.ts'
 import type { Value } from '../../srv/chains/chain-a/value.ts'
-import { signaturePolicy } from '../../srv/chains/chain-a/devnet/wallet.ts'
+import { signaturePolicy } from '../../devnet/chain-a/wallet.ts'
 
 /** Shared helpers for the devnet tests: a devnet on an ephemeral port and a hand-rolled transaction builder. */
 

@@ -1,4 +1,4 @@
-import type { ChainADevnet, WalletKeyPair } from '../../../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet, WalletKeyPair } from '../../../devnet/chain-a/index.ts'
 import { cardanoCliRecipe, networkFlag, signedCborFromCli, textEnvelope } from '../../../srv/chains/chain-a/signing/cardano-cli.ts'
 import { mergeSignerAnswer } from '../../../srv/chains/chain-a/signing/witnesses.ts'
 import { startDevnet } from '../../support/devnet.ts'

@@ -1,6 +1,6 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { signDataWithWallet, SignerInputError } from '../../../srv/chains/chain-a/devnet/dev-signer.ts'
-import { deriveWallet } from '../../../srv/chains/chain-a/devnet/genesis.ts'
+import { signDataWithWallet, SignerInputError } from '../../../devnet/chain-a/dev-signer.ts'
+import { deriveWallet } from '../../../devnet/chain-a/genesis.ts'
 import { verifyDataSignature, type DataSignatureCheck } from '../../../srv/chains/chain-a/signing/data-signature.ts'
 import { coseKey, forgeSignData } from '../../support/cose.ts'
 

@@ -1,5 +1,5 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import type { ChainADevnet, WalletKeyPair } from '../../../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet, WalletKeyPair } from '../../../devnet/chain-a/index.ts'
 import { enterpriseAddress, HsmSigner, type HsmConfig } from '../../../srv/chains/chain-a/signing/hsm.ts'
 import { verifySignedTransaction } from '../../../srv/chains/chain-a/signing/verify.ts'
 import { ADA, buildTx, largestUtxo, startDevnet } from '../../support/devnet.ts'

@@ -1,5 +1,5 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import type { Output } from '../../../srv/chains/chain-a/devnet/types.ts'
+import type { Output } from '../../../devnet/chain-a/types.ts'
 import {
   evaluatePolicies, parseSigningPolicies, policyRefusal, policyRequestFromTx, type PolicyRequest, type SigningPolicy,
 } from '../../../srv/chains/chain-a/signing/policies.ts'

@@ -1,6 +1,6 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import type { ChainADevnet } from '../../../srv/chains/chain-a/devnet/index.ts'
-import type { Output } from '../../../srv/chains/chain-a/devnet/types.ts'
+import type { ChainADevnet } from '../../../devnet/chain-a/index.ts'
+import type { Output } from '../../../devnet/chain-a/types.ts'
 import { ADA, buildTx, largestUtxo, type TxSpec } from '../../support/devnet.ts'
 
 /** Unsigned devnet transactions, and what external signers would answer for them. */

@@ -1,5 +1,5 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import type { ChainADevnet, WalletKeyPair } from '../../../srv/chains/chain-a/devnet/index.ts'
+import type { ChainADevnet, WalletKeyPair } from '../../../devnet/chain-a/index.ts'
 import { mergeSignerAnswer, signerAnswerKind } from '../../../srv/chains/chain-a/signing/witnesses.ts'
 import { signaturePolicy, startDevnet } from '../../support/devnet.ts'
 import { bodyHash, errorCode, keyHashOf, submitHex, unsignedTransfer } from './support.ts'

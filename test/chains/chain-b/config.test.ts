@@ -54,7 +54,7 @@ describe('chain-b configuration', () => {
 })
 
 describe('npm run devnet -- --chain b', () => {
-  const run = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath, ['srv/chains/chain-a/devnet/cli.ts', ...args], {
+  const run = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath, ['devnet/cli.ts', ...args], {
     cwd: root, encoding: 'utf8', timeout: 30_000, env: { ...process.env, NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', ...env },
   })
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { Ledger } from '../../../srv/chains/chain-b/devnet/ledger.ts'
+import { Ledger } from '../../../devnet/chain-b/ledger.ts'
 import type { SponsoredCall, VaultCall } from '../../../srv/chains/chain-b/port.ts'
 import { callDigest, sha256Hex, signDigest, vaultKeyFromSeed, type VaultKey } from '../../../srv/chains/chain-b/vault.ts'
 

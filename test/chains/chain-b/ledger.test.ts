@@ -1,5 +1,5 @@
-import { signBody, feeOf } from '../../../srv/chains/chain-b/devnet/ledger.ts'
-import { NIGHT, type RegularBody } from '../../../srv/chains/chain-b/devnet/types.ts'
+import { signBody, feeOf } from '../../../devnet/chain-b/ledger.ts'
+import { NIGHT, type RegularBody } from '../../../devnet/chain-b/types.ts'
 import { devnetVaultAddress, identityOf } from '../../../srv/chains/chain-b/vault.ts'
 import { execute, hash, key, newLedger, rejection, signedCall } from './helpers.ts'
 

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { signBody } from '../../../srv/chains/chain-b/devnet/ledger.ts'
-import { openChain, readGenesis, resetState } from '../../../srv/chains/chain-b/devnet/state.ts'
+import { signBody } from '../../../devnet/chain-b/ledger.ts'
+import { openChain, readGenesis, resetState } from '../../../devnet/chain-b/state.ts'
 import { anchorCommitment, sha256Hex } from '../../../srv/chains/chain-b/vault.ts'
 import { execute, hash, key, newLedger, signedCall } from './helpers.ts'
 
