@@ -6,6 +6,7 @@ import { expiredKey, INVALID_KEY } from './key-check.ts'
 import * as ledger from './ledger.ts'
 import { loadPrices } from './prices.ts'
 import { holdResponse } from './response-hold.ts'
+import { scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
 
 /**
  * Units around a metered call: reserve the price before the call is handled, then, before the
@@ -47,7 +48,7 @@ export type Reserved =
 export class Metering {
   private readonly config: MeteringConfig
   private prices = new Map<string, number>()
-  private readonly timers: NodeJS.Timeout[] = []
+  private readonly jobs: ScheduledJob[] = []
 
   constructor(config: MeteringConfig) {
     this.config = config
@@ -56,9 +57,9 @@ export class Metering {
   /** Loads the prices, then keeps them fresh and starts the sweeper. */
   async start() {
     this.prices = await loadPrices()
-    this.timers.push(
-      setInterval(() => this.reloadPrices(), PRICE_REFRESH_MS).unref(),
-      setInterval(() => this.sweep(), this.config.sweepIntervalS * 1000).unref(),
+    this.jobs.push(
+      scheduleJob('reloading prices', PRICE_REFRESH_MS, () => this.reloadPrices()),
+      scheduleJob('voiding reservations left pending', this.config.sweepIntervalS * 1000, () => this.sweep()),
     )
   }
 
@@ -67,8 +68,8 @@ export class Metering {
    * that does not answer must not keep the process from ending (the sweeper settles what is left).
    */
   async stop() {
-    for (const timer of this.timers.splice(0)) clearInterval(timer)
-    await Promise.race([ledger.flushCommits(), new Promise(resolve => setTimeout(resolve, SHUTDOWN_FLUSH_MS).unref())])
+    const stopped = Promise.all([...this.jobs.splice(0).map(job => job.stop()), ledger.flushCommits()])
+    await Promise.race([stopped, new Promise(resolve => setTimeout(resolve, SHUTDOWN_FLUSH_MS).unref())])
   }
 
   /** How long a metered call may take before it is answered 504 and refunded. */
