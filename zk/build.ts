@@ -10,16 +10,16 @@
  * from a ceremony with several parties on a published phase 1 (docs/security.md, Ceremony).
  */
 import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
 import { CeremonyError, DEVELOPMENT_BEACON, endCurves, runCeremony } from './ceremony.ts'
 
 const root = resolve(import.meta.dirname, '..')
 
 async function main(): Promise<boolean> {
-  const args = process.argv.slice(2)
-  if (args.includes('--production') || args.includes('--ptau'))
+  const { values: args } = parseArgs({ options: { keys: { type: 'string' }, production: { type: 'boolean' }, ptau: { type: 'string' } } })
+  if (args.production || args.ptau !== undefined)
     throw new CeremonyError('build:zk makes development keys only; production keys come from a ceremony with several parties: npm run ceremony -- init --ptau <published phase 1> --beacon-from <text>, then contribute, finalize and verify (docs/security.md, Ceremony)')
-  const at = args.indexOf('--keys')
-  const keys = resolve(at >= 0 && args[at + 1] ? args[at + 1] : join(root, 'zk/keys'))
+  const keys = resolve(args.keys ?? join(root, 'zk/keys'))
   const dir = join(root, 'zk/build/ceremony-development')
   const started = Date.now()
   const steps: string[][] = [

@@ -30,7 +30,7 @@ import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve } from 'node:path'
-import { isDeepStrictEqual } from 'node:util'
+import { isDeepStrictEqual, parseArgs } from 'node:util'
 import * as snarkjs from 'snarkjs'
 import { CIRCUIT_IDS, circuitFiles, isCircuitId, type CircuitId, type KeysManifest } from '../srv/chains/chain-b/zk/circuits.ts'
 import {
@@ -111,16 +111,22 @@ async function step<T>(what: string, work: () => Promise<T>): Promise<T> {
 
 type Options = Record<string, string | true>
 
+/** The options the commands take: the flags, and the rest taking a value. */
+const FLAGS = ['force', 'without-phase1', 'no-record']
+const VALUED = ['ptau', 'ptau-blake2b', 'power', 'beacon-from', 'circuits', 'dir', 'name', 'entropy', 'beacon', 'iterations', 'keys', 'url']
+
 function parseArguments(argv: string[]): { command: string; options: Options } {
   const [command = 'help', ...rest] = argv
+  const { tokens } = parseArgs({
+    args: rest, strict: false, allowPositionals: true, tokens: true,
+    options: Object.fromEntries([...FLAGS.map(name => [name, { type: 'boolean' as const }]), ...VALUED.map(name => [name, { type: 'string' as const }])]),
+  })
   const options: Options = {}
-  for (let i = 0; i < rest.length; i++) {
-    const argument = rest[i]
-    if (!argument.startsWith('--')) fail(`unexpected argument '${argument}'`)
-    const [name, inline] = argument.slice(2).split(/=(.*)/s, 2)
-    if (inline !== undefined) options[name] = inline
-    else if (rest[i + 1] !== undefined && !rest[i + 1].startsWith('--')) options[name] = rest[++i]
-    else options[name] = true
+  for (const token of tokens) {
+    if (token.kind === 'option' && !FLAGS.includes(token.name) && !VALUED.includes(token.name)) fail(`unknown option --${token.name}`)
+    if (token.kind === 'positional') fail(`unexpected argument '${token.value}'`)
+    // An option missing its value (strict parsing off) is caught by text() below, naming it.
+    if (token.kind === 'option') options[token.name] = token.value ?? true
   }
   return { command, options }
 }
