@@ -1,13 +1,14 @@
 import cds from '@sap/cds'
 import { SyncState } from '#cds-models/chaina'
 import { PauseFollower, ResumeFollower } from '#cds-models/ChainAFollowerIndex'
+import { InternalService } from '../lib/internal-service.ts'
 import { SYNC_ID } from './follower-store.ts'
 
 /** The follower index's side for other services (follower-index.cds): its reads are the projections; pausing is here. */
 
 const { UPDATE } = cds.ql
 
-export class ChainAFollowerIndex extends cds.ApplicationService {
+export class ChainAFollowerIndex extends InternalService {
   init() {
     this.on(PauseFollower, () => setPaused(true))
     this.on(ResumeFollower, () => setPaused(false))

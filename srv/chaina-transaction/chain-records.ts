@@ -1,12 +1,13 @@
 import cds from '@sap/cds'
 import { NetworkParametersCache, NetworkParametersCache_, ProtocolParametersCache } from '#cds-models/chainatx'
 import { RecordChain, RecordProtocolParameters } from '#cds-models/ChainAChainRecords'
+import { InternalService } from '../lib/internal-service.ts'
 
 /** The chain records' writes (chain-records.cds), each in the caller's transaction. */
 
 const { INSERT, UPSERT, DELETE } = cds.ql
 
-export class ChainAChainRecords extends cds.ApplicationService {
+export class ChainAChainRecords extends InternalService {
   init() {
     this.on(RecordChain, req => recordChain(req.data.chain!))
     this.on(RecordProtocolParameters, req => recordProtocolParameters(req.data.parameters!))

@@ -1,13 +1,14 @@
 import cds from '@sap/cds'
 import { SyncState } from '#cds-models/chainb'
 import { PauseFollower, ResumeFollower } from '#cds-models/ChainBIndex'
+import { InternalService } from '../lib/internal-service.ts'
 import { SYNC_ID } from './store.ts'
 
 /** The index's side for other services (chain-index.cds): its reads are the projections; pausing is here. */
 
 const { UPDATE } = cds.ql
 
-export class ChainBIndex extends cds.ApplicationService {
+export class ChainBIndex extends InternalService {
   init() {
     this.on(PauseFollower, () => setPaused(true))
     this.on(ResumeFollower, () => setPaused(false))
