@@ -122,7 +122,8 @@ function entitiesIn(expression: string, imported: Map<string, string>, text: str
 }
 
 /** Every table name of the model as plain SQL writes it (chainb_Jobs), with its entity. */
-const sqlNames = () => new Map(Object.keys(definitions).filter(name => tableOf(name) === name).map(name => [name.replace(/\./g, '_'), name]))
+let sqlNames: Map<string, string> | undefined
+const tableNames = () => (sqlNames ??= new Map(Object.keys(definitions).filter(name => tableOf(name) === name).map(name => [name.replace(/\./g, '_'), name])))
 
 const CQL_WRITE = /\b(INSERT\.into|UPSERT\.into|UPDATE\.entity|UPDATE|DELETE\.from)\(\s*([^,)]+)/g
 const SQL_WRITE = /\b(INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE|DELETE\s+FROM)\s+(\$\{([^}]+)\}|[A-Za-z_]\w*)/g
@@ -133,7 +134,7 @@ interface Write { file: string; folder: string; statement: string; table: string
 function writesOf(file: string): Write[] {
   const text = withoutComments(readFileSync(file, 'utf8'))
   const imported = importedEntities(text)
-  const names = sqlNames()
+  const names = tableNames()
   const folder = folderOf(file)
   const writes: Write[] = []
   const add = (statement: string, entities: string[]) => {
