@@ -1,8 +1,7 @@
 import cds from '@sap/cds'
 import { BucketWriterState, EpochSnapshots, MetricBuckets } from '#cds-models/analytics'
-import { Pools } from '#cds-models/chaina'
 import { foldActivity, splitKey, type BucketFigures, type Figure } from './activity.ts'
-import { chainASource } from './chain-a-source.ts'
+import { chainASource, poolsWithStake } from './chain-a-source.ts'
 import { chainBSource } from './chain-b-source.ts'
 import { iso, time, type ChainSource } from './sources.ts'
 import { bucketStart } from './windows.ts'
@@ -165,7 +164,7 @@ async function snapshotProducers(source: ChainSource, network: string, epochs: n
 /** Chain A's active stake per pool as the index holds it, for the current epoch. */
 async function snapshotStake(network: string, epoch: number | null, computedAt: string) {
   if (epoch === null) return
-  const pools = await SELECT.from(Pools).columns('poolId', 'activeStake').where({ activeStake: { '>': 0 } })
+  const pools = await poolsWithStake()
   if (!pools.length) return
   const total = pools.reduce((sum, pool) => sum + Number(pool.activeStake), 0)
   await DELETE.from(EpochSnapshots).where({ chain: 'chain-a', network, epoch, resource: 'stake' })

@@ -1,11 +1,13 @@
 import cds from '@sap/cds'
-import { Blocks, ContractActions, ReorgLog, SyncState, Transactions, UnshieldedUtxos } from '#cds-models/chainb'
+import ChainBIndex, { Blocks, ContractActions, ReorgLog, SyncState, Transactions, UnshieldedUtxos } from '#cds-models/ChainBIndex'
 import type { Activity, TransactionItem } from './activity.ts'
-import { epochProducers, reorgQueries, type ProducerRow, iso, numberOr, time, type ChainSource } from './sources.ts'
+import { epochProducers, readsThrough, reorgQueries, type ProducerRow, iso, numberOr, time, type ChainSource } from './sources.ts'
 
 const { SELECT } = cds.ql
 
-/** Chain B as its follower indexed it (srv/chainb-indexer, db/chain-b.cds). */
+/** Chain B as its follower indexed it (srv/chainb-indexer, db/chain-b.cds), read through the indexer's internal service (chain-index.cds). */
+
+const read = readsThrough(() => cds.connect.to(ChainBIndex))
 
 interface TransactionRow { hash: string; blockHeight: number; transactionType: string; status: string | null; paidFees: string | null; isShielded: boolean | null }
 
@@ -16,33 +18,33 @@ export const chainBSource: ChainSource = {
   feeUnit: 'DUST (smallest unit)',
 
   async position() {
-    const sync = await SELECT.one.from(SyncState).where({ ID: 'chain-b' })
+    const sync = await read(SELECT.one.from(SyncState).where({ ID: 'chain-b' }))
     if (!sync?.indexedHeight) return undefined
-    const tip = await SELECT.one.from(Blocks).columns('epoch').where({ height: sync.indexedHeight })
+    const tip = await read(SELECT.one.from(Blocks).columns('epoch').where({ height: sync.indexedHeight }))
     return {
       network: sync.network ?? 'devnet', chainHeight: sync.chainHeight ?? null, indexedHeight: sync.indexedHeight,
       finalizedHeight: sync.finalizedHeight ?? null, status: sync.status ?? null, indexedAt: sync.indexedAt ?? null, epoch: tip?.epoch ?? null,
     }
   },
 
-  ...reorgQueries(ReorgLog),
+  ...reorgQueries(ReorgLog, read),
 
   async blockAt(height) {
-    const block = await SELECT.one.from(Blocks).columns('timestamp', 'epoch').where({ height })
+    const block = await read(SELECT.one.from(Blocks).columns('timestamp', 'epoch').where({ height }))
     return block?.timestamp ? { time: time(block.timestamp), epoch: block.epoch ?? null } : undefined
   },
 
   async firstBlockTimeFrom(height) {
-    const block = await SELECT.one.from(Blocks).columns('timestamp').where({ height: { '>=': height } }).orderBy('height')
+    const block = await read(SELECT.one.from(Blocks).columns('timestamp').where({ height: { '>=': height } }).orderBy('height'))
     return block?.timestamp ? time(block.timestamp) : undefined
   },
 
   async activity(from, to): Promise<Activity> {
-    const blocks = await SELECT.from(Blocks).columns('height', 'timestamp', 'author', 'epoch').where(within(from, to))
+    const blocks = await read(SELECT.from(Blocks).columns('height', 'timestamp', 'author', 'epoch').where(within(from, to)))
     if (!blocks.length) return { blocks: [], transactions: [], actions: [] }
     const range = heightRange(blocks.map(block => block.height!))
-    const transactions = await SELECT.from(Transactions).columns('hash', 'blockHeight', 'transactionType', 'status', 'paidFees', 'isShielded').where({ blockHeight: range }) as TransactionRow[]
-    const actions = await SELECT.from(ContractActions).columns('blockHeight', 'transaction_hash', 'address', 'actionType').where({ blockHeight: range })
+    const transactions = await read(SELECT.from(Transactions).columns('hash', 'blockHeight', 'transactionType', 'status', 'paidFees', 'isShielded').where({ blockHeight: range })) as TransactionRow[]
+    const actions = await read(SELECT.from(ContractActions).columns('blockHeight', 'transaction_hash', 'address', 'actionType').where({ blockHeight: range }))
     const owners = await unshieldedOwners(range)
     const scripted = new Set(actions.map(action => action.transaction_hash))
     return {
@@ -64,11 +66,11 @@ export const chainBSource: ChainSource = {
   },
 
   async fees(from, to) {
-    const blocks = await SELECT.from(Blocks).columns('height', 'timestamp').where(within(from, to))
+    const blocks = await read(SELECT.from(Blocks).columns('height', 'timestamp').where(within(from, to)))
     if (!blocks.length) return []
     const timeOf = new Map(blocks.map(block => [block.height, time(block.timestamp)]))
-    const rows = await SELECT.from(Transactions).columns('paidFees', 'blockHeight')
-      .where({ transactionType: 'regular', paidFees: { '!=': null }, blockHeight: heightRange(blocks.map(block => block.height!)) })
+    const rows = await read(SELECT.from(Transactions).columns('paidFees', 'blockHeight')
+      .where({ transactionType: 'regular', paidFees: { '!=': null }, blockHeight: heightRange(blocks.map(block => block.height!)) }))
     return rows.filter(row => timeOf.has(row.blockHeight!)).map(row => ({ at: timeOf.get(row.blockHeight!)!, value: Number(row.paidFees) }))
   },
 
@@ -77,8 +79,8 @@ export const chainBSource: ChainSource = {
   },
 
   async producersOfEpoch(epoch) {
-    const rows = await SELECT.from(Blocks).columns('author as producer', 'count(1) as blocks', 'max(timestamp) as last').where({ epoch }).groupBy('author')
-    const later = await SELECT.one.from(Blocks).columns('height').where({ epoch: { '>': epoch } })
+    const rows = await read(SELECT.from(Blocks).columns('author as producer', 'count(1) as blocks', 'max(timestamp) as last').where({ epoch }).groupBy('author'))
+    const later = await read(SELECT.one.from(Blocks).columns('height').where({ epoch: { '>': epoch } }))
     return epochProducers(rows as unknown as ProducerRow[], !!later)
   },
 
@@ -98,8 +100,8 @@ function heightRange(heights: number[]) {
 async function unshieldedOwners(range: { between: number; and: number }): Promise<Map<string, string[]>> {
   const owners = new Map<string, string[]>()
   const transactionsOfRange = () => SELECT.from(Transactions).columns('hash').where({ blockHeight: range })
-  const rows = await SELECT.from(UnshieldedUtxos).columns('owner', 'createdAtTransaction_hash', 'spentAtTransaction_hash')
-    .where('createdAtTransaction_hash in', transactionsOfRange(), 'or spentAtTransaction_hash in', transactionsOfRange())
+  const rows = await read(SELECT.from(UnshieldedUtxos).columns('owner', 'createdAtTransaction_hash', 'spentAtTransaction_hash')
+    .where('createdAtTransaction_hash in', transactionsOfRange(), 'or spentAtTransaction_hash in', transactionsOfRange()))
   const add = (hash: string | null | undefined, owner: string | null | undefined) => {
     if (!hash || !owner) return
     const list = owners.get(hash)

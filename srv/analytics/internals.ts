@@ -1,10 +1,8 @@
 import cds from '@sap/cds'
-import { SyncState as ChainASyncState } from '#cds-models/chaina'
-import { SyncState as ChainBSyncState } from '#cds-models/chainb'
+import ChainAFollowerIndex from '#cds-models/ChainAFollowerIndex'
+import ChainBIndex from '#cds-models/ChainBIndex'
 import { badInput } from '../lib/errors.ts'
 import { SOURCES, foldChain } from './bucket-writer.ts'
-
-const { UPDATE } = cds.ql
 
 /** The operator's internals: folding the buckets again, pausing and resuming a chain's follower. */
 
@@ -27,11 +25,11 @@ export async function rebuild(chain: unknown, fromTime: unknown) {
   return outcomes
 }
 
-/** Pauses (or resumes) a chain's follower on every instance: it reads nothing until resumed. */
+/** Pauses (or resumes) a chain's follower on every instance through its owner: it reads nothing until resumed. */
 export async function setFollowerPaused(chain: unknown, paused: boolean) {
   const source = chainNamed(chain)!
-  const state = source.chain === 'chain-a' ? ChainASyncState : ChainBSyncState
-  const changed = await UPDATE.entity(state).set({ paused }).where({ ID: source.chain })
-  if (Number(changed) !== 1) throw badInput('NOT_INDEXED', `${source.chain}'s follower has not started yet`, 'chain')
+  const follower = await cds.connect.to(source.chain === 'chain-a' ? ChainAFollowerIndex : ChainBIndex)
+  const changed = await (paused ? follower.PauseFollower() : follower.ResumeFollower())
+  if (changed !== true) throw badInput('NOT_INDEXED', `${source.chain}'s follower has not started yet`, 'chain')
   return { chain: source.chain, paused, message: paused ? `${source.chain}'s follower is paused on every instance.` : `${source.chain}'s follower resumes.` }
 }

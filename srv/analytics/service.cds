@@ -1,6 +1,6 @@
 using { analytics as db } from '../../db/analytics';
-using { chaina } from '../../db/chain-a';
-using { chainb } from '../../db/chain-b';
+using { ChainAFollowerIndex as chaina } from '../chaina-odata/follower-index';
+using { ChainBIndex as chainb } from '../chainb-indexer/chain-index';
 
 /**
  * Analytics over both chains, read-only, computed from what the chain-A and chain-B followers

@@ -45,18 +45,27 @@ export interface ChainSource {
   producersOfEpoch(epoch: number): Promise<EpochProducers>
 }
 
+/** Runs a read as one statement through the internal service of the index's owner, in the caller's context (and transaction). */
+export type IndexRead = <T>(query: PromiseLike<T>) => Promise<T>
+
+/** The reads through an owner's internal service (connected once, then at hand). */
+export function readsThrough(connect: () => Promise<cds.Service>): IndexRead {
+  let connected: cds.Service | undefined
+  return async query => (connected ??= await connect()).run(query as never)
+}
+
 /** A chain's reorg log as both chains keep it (forkHeight, detectedAt). */
 type ReorgLogEntity = Parameters<typeof cds.ql.SELECT.from>[0]
 
-/** The reorg queries of a ChainSource over its chain's reorg log. */
-export function reorgQueries(reorgLog: ReorgLogEntity): Pick<ChainSource, 'reorgsSince' | 'reorgTimes'> {
+/** The reorg queries of a ChainSource over its chain's reorg log, read through its owner's internal service. */
+export function reorgQueries(reorgLog: ReorgLogEntity, read: IndexRead): Pick<ChainSource, 'reorgsSince' | 'reorgTimes'> {
   return {
     async reorgsSince(after) {
-      const rows = await cds.ql.SELECT.from(reorgLog).columns('forkHeight', 'detectedAt').where(after ? { detectedAt: { '>': after } } : {}) as { forkHeight: number; detectedAt: string }[]
+      const rows = await read(cds.ql.SELECT.from(reorgLog).columns('forkHeight', 'detectedAt').where(after ? { detectedAt: { '>': after } } : {})) as { forkHeight: number; detectedAt: string }[]
       return rows.map(row => ({ forkHeight: Number(row.forkHeight), detectedAt: row.detectedAt }))
     },
     async reorgTimes(from, to) {
-      const rows = await cds.ql.SELECT.from(reorgLog).columns('detectedAt').where({ detectedAt: { between: iso(from), and: iso(to - 1) } }) as { detectedAt: string }[]
+      const rows = await read(cds.ql.SELECT.from(reorgLog).columns('detectedAt').where({ detectedAt: { between: iso(from), and: iso(to - 1) } })) as { detectedAt: string }[]
       return rows.map(row => time(row.detectedAt))
     },
   }

@@ -1,5 +1,5 @@
 import cds from '@sap/cds'
-import { Attestations } from '#cds-models/chainb'
+import ChainBAttestationRecords, { Attestations, type Attestation } from '#cds-models/ChainBAttestationRecords'
 import { chainB } from '../chains/chain-b/index.ts'
 import type { ZkClaim } from '../chains/chain-b/port.ts'
 import { anchorOf, anchorsOf, claimKeyOf, type VaultDocument, type VaultState } from '../chains/chain-b/vault.ts'
@@ -52,7 +52,8 @@ const where = (record?: { txHash: string; height: number; attester?: string }) =
 })
 
 export async function verifyAttestation(data: Params) {
-  const row = await SELECT.one.from(Attestations).where({ ID: data.attestationId })
+  const records = await cds.connect.to(ChainBAttestationRecords)
+  const row = await records.run(SELECT.one.from(Attestations).where({ ID: data.attestationId })) as Attestation | undefined
   if (!row) throw notFound('ATTESTATION_NOT_FOUND', `no attestation ${String(data.attestationId)}`, 'attestationId')
   const answer = {
     attestationId: row.ID, kind: row.kind, circuitId: row.circuitId, payloadHash: row.payloadHash, payloadHashB: row.payloadHashB ?? null,

@@ -1,5 +1,5 @@
 import cds from '@sap/cds'
-import { NetworkParametersCache, NetworkParametersCache_, ProtocolParametersCache } from '#cds-models/chainatx'
+import ChainAChainRecords, { NetworkParametersCache } from '#cds-models/ChainAChainRecords'
 import { ApiError } from '../../lib/errors.ts'
 import { networkIdOf } from './csl.ts'
 import type { ChainAPort, ChainGenesis, ChainProtocolParameters } from './port.ts'
@@ -7,12 +7,16 @@ import type { ChainAPort, ChainGenesis, ChainProtocolParameters } from './port.t
 /**
  * The one place that knows which chain the upstream serves: its genesis (fetched once), its
  * protocol parameters (fetched again after their TTL) and its identity. Each fetch is recorded in
- * NetworkParametersCache / ProtocolParametersCache, which the transaction service serves. The
+ * NetworkParametersCache / ProtocolParametersCache, which the transaction service owns: it reads and
+ * records them through its internal service ChainAChainRecords. The
  * recorded genesis is the chain this deployment's records are made on; `compare` tells when the
  * upstream serves another one (a restarted devnet, another network).
  */
 
-const { SELECT, INSERT, UPSERT, DELETE } = cds.ql
+const { SELECT } = cds.ql
+
+/** The transaction service's records of the chain, joining the caller's transaction. */
+const records = () => cds.connect.to(ChainAChainRecords)
 
 /** Which chain: a restarted devnet or another network is another chain. `systemStart` is an ISO timestamp. */
 export interface ChainIdentity {
@@ -85,7 +89,7 @@ export class ChainContext {
 
   /** The chain records are made on: the recorded one for this network, else the upstream's. */
   async identity(): Promise<ChainIdentity> {
-    const row = await SELECT.one.from(NetworkParametersCache).columns('network', 'networkMagic', 'systemStart').where({ network: this.network })
+    const row = await (await records()).run(SELECT.one.from(NetworkParametersCache).columns('network', 'networkMagic', 'systemStart').where({ network: this.network })) as Recorded | undefined
     return recordedIdentity(row) ?? identityOf(this.network, await this.genesis())
   }
 
@@ -96,7 +100,7 @@ export class ChainContext {
    */
   async compare(): Promise<{ genesis: ChainGenesis; change?: ChainChange }> {
     const genesis = await this.port().genesis()
-    const previous = recordedIdentity(await cds.tx(() => SELECT.one.from(NetworkParametersCache).orderBy('fetchedAt desc')))
+    const previous = recordedIdentity(await cds.tx(async () => (await records()).run(SELECT.one.from(NetworkParametersCache).orderBy('fetchedAt desc'))))
     const current = identityOf(this.network, genesis)
     this.genesisOnce = Promise.resolve(genesis)
     if (previous && sameChain(previous, current)) return { genesis }
@@ -106,14 +110,12 @@ export class ChainContext {
 
   /** Records the genesis as the chain records are made on from now on (the only one recorded). */
   async record(genesis: ChainGenesis): Promise<void> {
-    await cds.tx(async () => {
-      await DELETE.from(NetworkParametersCache_)
-      await INSERT.into(NetworkParametersCache).entries({
-        network: this.network, networkId: networkIdOf(this.network), networkMagic: genesis.networkMagic,
-        systemStart: new Date(genesis.systemStart * 1000).toISOString(), slotLength: genesis.slotLength, epochLength: genesis.epochLength,
-        securityParam: genesis.securityParam, fetchedAt: new Date().toISOString(),
-      })
-    })
+    const chain = {
+      network: this.network, networkId: networkIdOf(this.network), networkMagic: genesis.networkMagic,
+      systemStart: new Date(genesis.systemStart * 1000).toISOString(), slotLength: genesis.slotLength, epochLength: genesis.epochLength,
+      securityParam: genesis.securityParam, fetchedAt: new Date().toISOString(),
+    }
+    await cds.tx(async () => (await records()).RecordChain({ chain }))
   }
 
   private async fetchParameters(): Promise<ChainProtocolParameters> {
@@ -124,10 +126,11 @@ export class ChainContext {
 }
 
 async function recordParameters(value: ChainProtocolParameters): Promise<void> {
-  await UPSERT.into(ProtocolParametersCache).entries({
+  const parameters = {
     epoch: value.epoch, minFeeA: value.minFeeA, minFeeB: value.minFeeB, maxTxSize: value.maxTxSize, coinsPerUtxoSize: value.coinsPerUtxoSize,
     keyDeposit: value.keyDeposit, priceMem: value.priceMem, priceStep: value.priceStep,
     maxTxExMem: value.maxTxExMem === null ? null : Number(value.maxTxExMem), maxTxExSteps: value.maxTxExSteps === null ? null : Number(value.maxTxExSteps),
     collateralPercent: value.collateralPercent, maxCollateralInputs: value.maxCollateralInputs, costModels: value.costModels, fetchedAt: new Date().toISOString(),
-  })
+  }
+  await (await records()).RecordProtocolParameters({ parameters })
 }
