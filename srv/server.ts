@@ -9,6 +9,7 @@ import { answerClientErrors, answerTheRest, assignRequestId, keepServingOnUncaug
 import { guardInputs } from './lib/input-guard.ts'
 import { followRouteAliases } from './lib/route-aliases.ts'
 import { installGateway } from './gateway/index.ts'
+import { installKeyLanes } from './key-lanes/index.ts'
 import { gatewayConfig, rememberListeningPort } from './gateway/config.ts'
 import { serveZkConfig } from './zk-config/index.ts'
 import { serveFrontEnds } from './front-ends/index.ts'
@@ -42,6 +43,7 @@ export default async function server(options: any) {
   const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
   cds.on('bootstrap', (app: any) => app.use(assignRequestId, tieWorkToAnswer, refuseHostileTargets(uncharged), followRouteAliases))
   if (installGateway()) cds.log('gateway').info('hosted gateway on: API keys, metering and route gating in front of every route')
+  installKeyLanes()
   // After the gateway: its refund sees the refusal of an answer too large.
   cds.on('bootstrap', (app: any) => app.use(['/odata', '/api'], boundAnswerSize))
   cds.on('bootstrap', (app: any) => app.use('/zk-config', serveZkConfig))
@@ -85,6 +87,7 @@ export async function connectChainA(): Promise<void> {
     const devnet = await startEmbeddedDevnet(devnetConfig(options))
     cds.log('chain-a').info('embedded devnet serving a Blockfrost-compatible API at', devnet.url)
     Object.assign(options, { network: 'devnet', credentials: { ...options.credentials, url: devnet.url } })
+    payPurchasesTo(devnet.wallets().at(-1)?.address)
     cds.on('shutdown', stopEmbeddedDevnet)
     if (process.env.CHAIN_A_DEV_WALLET !== 'false') {
       const { devWalletRoutes } = await import('./chains/chain-a/devnet/dev-wallet.ts')
@@ -92,6 +95,13 @@ export async function connectChainA(): Promise<void> {
     }
   }
   await cds.connect.to('chain-a')
+}
+
+/** The purchase lane's payments go to the embedded devnet's last test wallet, unless an address is configured. */
+function payPurchasesTo(address: string | undefined) {
+  const requires = cds.env.requires as Record<string, any>
+  const gateway = (requires.gateway ??= {})
+  gateway.payTo ??= address
 }
 
 /**
