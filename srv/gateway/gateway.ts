@@ -7,7 +7,7 @@ import { Metering, type MeteredCall } from './metering.ts'
 import { OWN_BODY_LIMIT, ownRoutes, type OwnRoute } from './own-routes.ts'
 import { normaliseTarget } from './paths.ts'
 import { activeGrant, keyOnlyPrincipal, keyPrincipal, PUBLIC_PRINCIPAL } from './principals.ts'
-import { isKeyOnly } from './keys.ts'
+import { isProduct } from './keys.ts'
 import { CallsInFlight, FailureWindow, KeyRates } from './rate-limits.ts'
 import { RouteTable, type Classification } from './routes.ts'
 import { requestIdOf } from '../lib/http-safety.ts'
@@ -114,8 +114,8 @@ export class Gateway {
 
     // A key that changed since it was cached (a grant revoked, say) is read again, once.
     for (let attempt = 0; ; attempt++) {
-      const grant = isKeyOnly(route.product) ? undefined : activeGrant(call.key, route.product)
-      if (!grant && !isKeyOnly(route.product)) return send(res, withUnitsLeft(refusal(403, 'PRODUCT_NOT_GRANTED', `This key holds no active grant for ${route.product}`), call.key.unitsLeft))
+      const grant = isProduct(route.product) ? activeGrant(call.key, route.product) : undefined
+      if (!grant && isProduct(route.product)) return send(res, withUnitsLeft(refusal(403, 'PRODUCT_NOT_GRANTED', `This key holds no active grant for ${route.product}`), call.key.unitsLeft))
       const reserved = await this.metering.reserve(call, units)
       if (reserved.ok) {
         this.metering.settleOnAnswer(res, call, reserved)
