@@ -16,7 +16,7 @@ afterAll(() => {
   delete process.env.GATEWAY_ENABLED
 })
 
-async function grantsOf(keyId: string) {
+async function grantsOf(keyId: string): Promise<{ ID: string; product: string; allowedOperations: string[] }[]> {
   const { ProductGrants } = cds.entities('gateway')
   const rows = await cds.tx(() => SELECT.from(ProductGrants).columns('ID', 'product', 'allowedOperations', 'status').where({ apiKey_ID: keyId }))
   return rows.map((row: any) => ({ ...row, allowedOperations: JSON.parse(row.allowedOperations).sort() }))
