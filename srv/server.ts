@@ -60,6 +60,7 @@ export async function connectChainA(): Promise<void> {
     const devnet = await startEmbeddedDevnet(devnetConfig(options))
     cds.log('chain-a').info('embedded devnet serving a Blockfrost-compatible API at', devnet.url)
     Object.assign(options, { network: 'devnet', credentials: { ...options.credentials, url: devnet.url } })
+    payPurchasesTo(devnet.wallets().at(-1)?.address)
     cds.on('shutdown', stopEmbeddedDevnet)
     if (process.env.CHAIN_A_DEV_WALLET !== 'false') {
       const { devWalletRoutes } = await import('../devnet/chain-a/dev-wallet.ts')
@@ -67,6 +68,13 @@ export async function connectChainA(): Promise<void> {
     }
   }
   await cds.connect.to('chain-a')
+}
+
+/** The purchase lane's payments go to the embedded devnet's last test wallet, unless an address is configured. */
+function payPurchasesTo(address: string | undefined) {
+  const requires = cds.env.requires as Record<string, any>
+  const gateway = (requires.gateway ??= {})
+  gateway.payTo ??= address
 }
 
 /**

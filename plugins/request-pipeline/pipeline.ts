@@ -11,6 +11,7 @@ import { checkInput } from '../../srv/lib/input-guard.ts'
 import { stableErrorCodes } from '../../srv/lib/error-codes.ts'
 import { checkGrant } from '../../srv/gateway/grant-policy.ts'
 import { installGateway } from '../../srv/gateway/index.ts'
+import { installKeyLanes } from '../../srv/key-lanes/index.ts'
 import { gatewayConfig, rememberListeningPort } from '../../srv/gateway/config.ts'
 import { serveZkConfig } from '../../srv/zk-config/index.ts'
 import { serveFrontEnds } from '../../srv/front-ends/index.ts'
@@ -27,6 +28,8 @@ export function installRequestPipeline() {
   onBootstrap(app => app.use(assignRequestId, tieWorkToAnswer, refuseHostileTargets(uncharged), followRouteAliases))
   // 2. The hosted gateway (when enabled): path, route gating, key, rate, units reserved; settled on the answer.
   if (installGateway()) cds.log('gateway').info('hosted gateway on: API keys, metering and route gating in front of every route')
+  //    Among its own routes: the key lanes (buy, sign in, redeem).
+  installKeyLanes()
   // 3. Answers too large are refused (after the gateway, so its refund sees the refusal).
   onBootstrap(app => app.use(['/odata', '/api'], boundAnswerSize))
   // 4. The routes that are no service: the prover keys and the front ends.

@@ -5,6 +5,9 @@ using { ChainBService as service } from './service';
 // polling a job `job-status`, the other
 // operations `read-action` and entity reads `entity-read`.
 annotate service with @(gateway: { product: 'chain-b', reads: 'entity-read', operations: 'read-action' });
+// A job that failed for a reason not the caller's is refunded on JobFailed; a revoked grant's
+// queued jobs fail on GrantRevoked, which the gateway emits here.
+annotate service with @(gateway: { refundOn: 'JobFailed', onGrantRevoked: 'GrantRevoked' });
 annotate service.anchorDocument       with @gateway.price: 'chainb-write';
 annotate service.commitDocumentAnchor with @gateway.price: 'chainb-write';
 annotate service.attestAgentOutput    with @gateway.price: 'chainb-write';

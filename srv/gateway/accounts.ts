@@ -12,10 +12,20 @@ import { ApiError } from '../lib/errors.ts'
 const { SELECT, INSERT, UPDATE } = cds.ql
 const { active, revoked } = ApiKey.status
 
-/** What each product's grant allows by default: every operation of that product's services. */
-export const DEFAULT_OPERATIONS: Record<Product, string[]> = {
-  'chain-a': ['ChainAReadService:*', 'ChainATransactionService:*', 'ChainASignService:*'],
-  'chain-b': ['ChainBService:*', 'ChainBIndexerService:*', 'ChainBVerifyService:*'],
+/** What a product's grant allows by default: every operation of the services that declare themselves that product (`@gateway.product`). */
+export function defaultOperations(product: Product): string[] {
+  const definitions = cds.model?.definitions
+  if (!definitions) throw new Error('The model is not loaded: a grant\'s default operations are those of the services it declares for the product')
+  return Object.entries(definitions)
+    .filter(([, definition]) => definition.kind === 'service' && (definition as ProductDeclaration)['@gateway.product'] === product)
+    .map(([name]) => `${name}:*`)
+}
+
+/** What a service declares to the gateway about itself (srv/<service>/access.cds). */
+interface ProductDeclaration {
+  '@gateway.product'?: string
+  /** The event the gateway emits to the service when a grant is revoked (carrying the grant's id). */
+  '@gateway.onGrantRevoked'?: string
 }
 
 export interface IssuedKey {
@@ -90,7 +100,7 @@ async function insertGrant(grant: GrantRequest) {
   const id = cds.utils.uuid()
   await INSERT.into(ProductGrants).entries({
     ID: id, apiKey_ID: grant.apiKeyId ?? null, product: grant.product, tokenHash: hashSecret(token), tokenHint: hintOf(token),
-    allowedOperations: JSON.stringify(grant.operations ?? DEFAULT_OPERATIONS[grant.product]), status: ProductGrant.status.active,
+    allowedOperations: JSON.stringify(grant.operations ?? defaultOperations(grant.product)), status: ProductGrant.status.active,
     label: grant.label ?? null, validUntil: grant.validUntil ?? null, createdAt: new Date().toISOString(),
   })
   return { id, token, product: grant.product }
@@ -142,12 +152,16 @@ export async function revokeGrant(id: string): Promise<boolean> {
 }
 
 /**
- * After a revocation is committed, the products hear of it (the chain-B service fails the grant's
- * jobs still waiting). Only a running server hears it; the grant's status stays the truth.
+ * After a revocation is committed, the services that ask for it (`@gateway.onGrantRevoked`) hear of
+ * it (to fail the grant's work still waiting, say). Only a running server hears it; the grant's
+ * status stays the truth.
  */
 function tellProducts(grantIds: string[]) {
-  const chainB = cds.services.ChainBService as cds.Service | undefined
-  for (const grantId of grantIds) chainB?.emit('GrantRevoked', { grantId }).catch(error => cds.log('gateway').warn('could not tell chain B of a revoked grant', error))
+  for (const service of Object.values(cds.services) as cds.Service[]) {
+    const event = (cds.model?.definitions[service.name] as ProductDeclaration | undefined)?.['@gateway.onGrantRevoked']
+    if (!event) continue
+    for (const grantId of grantIds) service.emit(event, { grantId }).catch(error => cds.log('gateway').warn(`could not tell ${service.name} of a revoked grant`, error))
+  }
 }
 
 export interface KeyGrant {

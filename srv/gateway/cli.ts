@@ -2,49 +2,59 @@ import cds from '@sap/cds'
 import { issueGrant, issueKey, listKeys, revokeGrant, revokeKey, rotateKey } from './accounts.ts'
 import { credit } from './ledger.ts'
 import { keyPrintout } from './key-delivery.ts'
-import { gatewayConfig } from './config.ts'
 import { deploySqliteFile } from '../lib/development-database.ts'
 import { GRANT_PREFIXES, isProduct } from './keys.ts'
-import { createVouchers, listVouchers, revokeVoucher, type CreatedVoucher } from './vouchers.ts'
 
 /**
- * The operator's command line, against the configured database (the SQLite file in development,
- * PostgreSQL with CDS_ENV=pg or in production):
+ * The gateway's commands of the operator's command line (srv/cli.ts), and how a command line runs
+ * its commands against the configured database (the SQLite file in development, PostgreSQL with
+ * CDS_ENV=pg or in production):
  *
  *   npm run gateway -- keys issue --units N [--plan P] [--valid-days D] [--label L] [--bound-address A] [--quiet]
  *   npm run gateway -- keys list | keys credit <id> N | keys revoke <id> | keys rotate <id>
  *   npm run gateway -- grants issue --product chain-a|chain-b [--key <id>] [--valid-days D] [--label L]
  *   npm run gateway -- grants revoke <id>
- *   npm run gateway -- vouchers create --units N --count M [--uses U] [--expires <ISO date or 30d/12h/45m>] [--label L] [--quiet]
- *   npm run gateway -- vouchers list | vouchers revoke <id>
  */
 
 /** The plan of a key the operator issues here, unless --plan names another (db/data/gateway-Plans.csv). */
 const OPERATOR_PLAN = 'operator'
 
-const USAGE = `usage:
-  npm run gateway -- keys issue --units N [--plan trial|standard|scale|operator (default ${OPERATOR_PLAN})] [--valid-days D] [--label L] [--bound-address A] [--quiet: print only the key]
+export const GATEWAY_USAGE = `  npm run gateway -- keys issue --units N [--plan trial|standard|scale|operator (default ${OPERATOR_PLAN})] [--valid-days D] [--label L] [--bound-address A] [--quiet: print only the key]
   npm run gateway -- keys list
   npm run gateway -- keys credit <id> <units>
   npm run gateway -- keys revoke <id>
   npm run gateway -- keys rotate <id>
   npm run gateway -- grants issue --product chain-a|chain-b [--key <id>] [--valid-days D] [--label L]
-  npm run gateway -- grants revoke <id>
-  npm run gateway -- vouchers create --units N --count M [--uses U (redemptions by different keys, default 1)] [--expires <ISO date or 30d, 12h, 45m>] [--label L]
-  npm run gateway -- vouchers list
-  npm run gateway -- vouchers revoke <id>`
+  npm run gateway -- grants revoke <id>`
 
-type Options = Record<string, string>
+export type Options = Record<string, string>
+/** A command by its group and name (`keys issue`). */
+export type Commands = Record<string, (positional: string[], options: Options) => Promise<void>>
 
 /** Options that take no value. */
 const FLAGS = new Set(['quiet'])
 
-async function main(args: string[]): Promise<number> {
+/** What the command line prints when it is not called right: its commands. */
+let usageText = ''
+
+/** Runs the command the arguments name, then ends the process with its exit code; `usage` lists the commands. */
+export function runCommandLine(commands: Commands, usage: string) {
+  usageText = `usage:\n${usage}`
+  main(process.argv.slice(2), commands, usageText).then(
+    code => process.exit(code),
+    error => {
+      console.error(error instanceof Error ? error.message : String(error))
+      process.exit(1)
+    },
+  )
+}
+
+async function main(args: string[], commands: Commands, usage: string): Promise<number> {
   const [group, command, ...rest] = args
   const { positional, options } = parse(rest)
-  const run = COMMANDS[`${group} ${command}`]
+  const run = commands[`${group} ${command}`]
   if (!run) {
-    console.error(USAGE)
+    console.error(usage)
     return group ? 1 : 0
   }
   await connect()
@@ -53,7 +63,7 @@ async function main(args: string[]): Promise<number> {
   return Number(process.exitCode ?? 0)
 }
 
-const COMMANDS: Record<string, (positional: string[], options: Options) => Promise<void>> = {
+export const GATEWAY_COMMANDS: Commands = {
   'keys issue': async (_, options) => {
     const issued = await issueKey({
       units: wholeNumber(options.units, '--units'),
@@ -101,50 +111,6 @@ const COMMANDS: Record<string, (positional: string[], options: Options) => Promi
     console.log(revoked ? `revoked grant ${id}` : `no active grant ${id}`)
     if (!revoked) process.exitCode = 1
   },
-  'vouchers create': async (_, options) => {
-    const vouchers = await createVouchers({
-      units: wholeNumber(options.units, '--units'),
-      count: wholeNumber(options.count, '--count'),
-      uses: options.uses === undefined ? undefined : wholeNumber(options.uses, '--uses'),
-      expiresAt: options.expires === undefined ? undefined : expiryOf(options.expires),
-      label: options.label,
-    })
-    console.log(options.quiet ? vouchers.map(voucher => voucher.code).join('\n') : voucherPrintout(vouchers))
-  },
-  'vouchers list': async () => {
-    const vouchers = await listVouchers()
-    if (!vouchers.length) return console.log('no vouchers')
-    for (const voucher of vouchers) {
-      const state = voucher.revokedAt ? `revoked ${voucher.revokedAt}` : `until ${voucher.expiresAt ?? 'never'}`
-      console.log([voucher.ID, voucher.hint, `${Number(voucher.units)} units`, `redeemed ${voucher.redeemedCount}/${voucher.maxRedemptions}`, state, voucher.label ?? ''].join('  '))
-    }
-  },
-  'vouchers revoke': async ([id]) => {
-    const revoked = await revokeVoucher(required(id, '<id>'))
-    console.log(revoked ? `revoked voucher ${id}: its code no longer redeems` : `no unrevoked voucher ${id}`)
-    if (!revoked) process.exitCode = 1
-  },
-}
-
-/** The codes, each once, and how to redeem one. */
-function voucherPrintout(vouchers: CreatedVoucher[]): string {
-  const lines = vouchers.map(voucher => `  ${voucher.code}  id ${voucher.id}  units ${voucher.units}  uses ${voucher.uses}  expires ${voucher.expiresAt ?? 'never'}`)
-  const example = `curl -X POST -H 'content-type: application/json' -d '{"code":"${vouchers[0].code}"}' ${gatewayConfig().publicUrl}/vouchers/redeem`
-  return [
-    `Voucher codes (shown once and stored only as a keyed hash: hand them out now):\n`,
-    ...lines,
-    `\nRedeem a code for a new key (or, with Authorization: Bearer <key>, as a top-up of that key):\n\n  ${example}`,
-  ].join('\n')
-}
-
-const DURATION_UNITS_MS: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000 }
-
-/** An expiry given as a date (ISO) or as a time from now (30d, 12h, 45m). */
-function expiryOf(text: string): string {
-  const duration = /^(\d+)([dhm])$/.exec(text)
-  if (duration) return new Date(Date.now() + Number(duration[1]) * DURATION_UNITS_MS[duration[2]]).toISOString()
-  if (Number.isNaN(Date.parse(text))) throw new Error(`--expires must be an ISO date or a duration such as 30d, 12h or 45m, got '${text}'`)
-  return text
 }
 
 async function connect() {
@@ -166,21 +132,13 @@ function parse(args: string[]): { positional: string[]; options: Options } {
   return { positional, options }
 }
 
-function required(value: string | undefined, name: string): string {
-  if (!value) throw new Error(`${name} is required\n${USAGE}`)
+export function required(value: string | undefined, name: string): string {
+  if (!value) throw new Error(`${name} is required\n${usageText}`)
   return value
 }
 
-function wholeNumber(value: string | undefined, name: string): number {
+export function wholeNumber(value: string | undefined, name: string): number {
   const number = Number(required(value, name))
   if (!Number.isInteger(number) || number < 0) throw new Error(`${name} must be a whole number, got '${value}'`)
   return number
 }
-
-main(process.argv.slice(2)).then(
-  code => process.exit(code),
-  error => {
-    console.error(error instanceof Error ? error.message : String(error))
-    process.exit(1)
-  },
-)

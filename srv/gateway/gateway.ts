@@ -4,17 +4,14 @@ import type { GatewayConfig } from './config.ts'
 import { refusal, send, UNITS_CHARGED, UNITS_LEFT, withUnitsLeft, type Answer } from './answers.ts'
 import { INVALID_KEY, KeyCheck, presentsKey } from './key-check.ts'
 import { Metering, type MeteredCall } from './metering.ts'
-import { OWN_BODY_LIMIT, OWN_ROUTES, type OwnRoute } from './own-routes.ts'
+import { OWN_BODY_LIMIT, ownRoutes, type OwnRoute } from './own-routes.ts'
 import { normaliseTarget } from './paths.ts'
 import { activeGrant, keyOnlyPrincipal, keyPrincipal, PUBLIC_PRINCIPAL } from './principals.ts'
-import { isKeyOnly } from './keys.ts'
+import { isProduct } from './keys.ts'
 import { CallsInFlight, FailureWindow, KeyRates } from './rate-limits.ts'
 import { RouteTable, type Classification } from './routes.ts'
 import { requestIdOf } from '../lib/http-safety.ts'
 import { readJsonBody } from '../lib/json-body.ts'
-import { scheduleJob } from '../lib/scheduled-job.ts'
-import { forgetExpiredLaneRecords, LANE_CLEANUP_INTERVAL_MS } from './lane-records.ts'
-import { sweepPurchases } from './purchase-sweeper.ts'
 import { isApiError } from '../lib/errors.ts'
 import { canonicalPath } from '../lib/route-aliases.ts'
 import { clientOf } from '../lib/client-address.ts'
@@ -32,27 +29,23 @@ export type Request = IncomingMessage & { gatewayPrincipal?: unknown }
 type Next = (error?: unknown) => void
 
 export class Gateway {
-  private routes = new RouteTable<OwnRoute>([], OWN_ROUTES)
+  private routes = new RouteTable<OwnRoute>([], ownRoutes())
   private readonly keys: KeyCheck
   private readonly rates: KeyRates
   private readonly inFlight: CallsInFlight
   private readonly metering: Metering
-  private readonly purchaseSweepIntervalMs: number
 
   constructor(config: GatewayConfig) {
-    this.purchaseSweepIntervalMs = config.purchase.sweepIntervalMs
     this.keys = new KeyCheck(new FailureWindow(config.authFailures, config.authFailureWindowS))
     this.rates = new KeyRates(config)
     this.inFlight = new CallsInFlight(config.maxCallsInFlight)
     this.metering = new Metering(config)
   }
 
-  /** Builds the route table from what is served, loads prices, starts the sweepers. */
+  /** Builds the route table from what is served and the own routes, loads prices, starts the sweeper. */
   async start(services: Iterable<cds.Service>) {
-    this.routes = RouteTable.fromServices(services, cds.model!.definitions, OWN_ROUTES)
+    this.routes = RouteTable.fromServices(services, cds.model!.definitions, ownRoutes())
     await this.metering.start()
-    scheduleJob('forgetting expired key-lane records', LANE_CLEANUP_INTERVAL_MS, () => forgetExpiredLaneRecords())
-    scheduleJob('settling purchases their buyers left', this.purchaseSweepIntervalMs, () => sweepPurchases())
   }
 
   stop() {
@@ -121,8 +114,8 @@ export class Gateway {
 
     // A key that changed since it was cached (a grant revoked, say) is read again, once.
     for (let attempt = 0; ; attempt++) {
-      const grant = isKeyOnly(route.product) ? undefined : activeGrant(call.key, route.product)
-      if (!grant && !isKeyOnly(route.product)) return send(res, withUnitsLeft(refusal(403, 'PRODUCT_NOT_GRANTED', `This key holds no active grant for ${route.product}`), call.key.unitsLeft))
+      const grant = isProduct(route.product) ? activeGrant(call.key, route.product) : undefined
+      if (!grant && isProduct(route.product)) return send(res, withUnitsLeft(refusal(403, 'PRODUCT_NOT_GRANTED', `This key holds no active grant for ${route.product}`), call.key.unitsLeft))
       const reserved = await this.metering.reserve(call, units)
       if (reserved.ok) {
         this.metering.settleOnAnswer(res, call, reserved)

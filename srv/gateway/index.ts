@@ -19,12 +19,12 @@ export function installGateway(): Gateway | undefined {
     app.use(gateway.middleware)
   })
   cds.on('served', services => gateway.start(Object.values(services)))
-  cds.on('served', services => refundFailedJobs(services.ChainBService))
+  cds.on('served', services => refundFailedWork(Object.values(services)))
   cds.on('shutdown', () => gateway.stop())
   return gateway
 }
 
-/** What the chain-B service says when a job it accepted failed for a reason that was not the caller's. */
+/** What a service says when a job it accepted failed for a reason that was not the caller's. */
 interface JobFailed {
   jobId: string
   requestId?: string | null
@@ -32,14 +32,19 @@ interface JobFailed {
 }
 
 /**
- * A chain-B write is charged when its job is accepted; should the job fail later for a reason
- * that was not the caller's, the charge of the request that queued it is refunded, once.
+ * A write that queues a job is charged when the job is accepted; should the job fail later for a
+ * reason that was not the caller's, the service emits the event it names in `@gateway.refundOn`,
+ * and the charge of the request that queued the job is refunded, once.
  */
-function refundFailedJobs(chainB?: cds.Service) {
-  chainB?.on('JobFailed', async (msg: { data: JobFailed }) => {
-    const { jobId, requestId, errorCode } = msg.data
-    if (!requestId) return
-    const refunded = await refundLater(requestId, `job ${errorCode ?? 'failed'}`.slice(0, 20))
-    if (refunded !== undefined) cds.log('gateway').info(`refunded the charge of job ${jobId} (${errorCode})`)
-  })
+function refundFailedWork(services: cds.Service[]) {
+  for (const service of services) {
+    const event = (cds.model?.definitions[service.name] as { '@gateway.refundOn'?: string } | undefined)?.['@gateway.refundOn']
+    if (!event) continue
+    service.on(event, async (msg: { data: JobFailed }) => {
+      const { jobId, requestId, errorCode } = msg.data
+      if (!requestId) return
+      const refunded = await refundLater(requestId, `job ${errorCode ?? 'failed'}`.slice(0, 20))
+      if (refunded !== undefined) cds.log('gateway').info(`refunded the charge of job ${jobId} (${errorCode})`)
+    })
+  }
 }

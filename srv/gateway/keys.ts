@@ -14,11 +14,11 @@ export const GRANT_PREFIXES: Readonly<Record<Product, string>> = { 'chain-a': 'c
 
 export const isProduct = (name: string): name is Product => Object.hasOwn(GRANT_PREFIXES, name)
 
-/** Products the gateway serves on the key alone, with no grant underneath (read-only, nothing owned). */
-export const KEY_ONLY_PRODUCTS = ['analytics'] as const
-/** What `@gateway.product` may name: a granted product or a key-only one. */
-export type ServedProduct = Product | (typeof KEY_ONLY_PRODUCTS)[number]
-export const isKeyOnly = (product: ServedProduct): product is (typeof KEY_ONLY_PRODUCTS)[number] => (KEY_ONLY_PRODUCTS as readonly string[]).includes(product)
+/**
+ * What `@gateway.product` may name: a granted product, or any other name, a product the gateway
+ * serves on the key alone, with no grant underneath (read-only, nothing owned).
+ */
+export type ServedProduct = string
 
 const BODY = /^([a-z]{3})_([A-Za-z0-9_-]{43})([A-Za-z0-9_-]{6})$/
 

@@ -2,9 +2,6 @@ import type { KeyedCall, MaybeKeyedCall, OwnCall } from './calls.ts'
 import { ok, type Answer } from './answers.ts'
 import { account, ledgerPage, revoke, rotate, usage } from './me.ts'
 import { priceList } from './prices.ts'
-import { buyKey, topUp } from './purchases.ts'
-import { redeemVoucher } from './vouchers.ts'
-import { walletChallenge, walletKeys, walletRevokeKey, walletRotateKey, walletSignOut, walletVerify } from './wallet-sign-in.ts'
 
 /**
  * The gateway's own routes, all free of charge. Each entry is the whole route: the classifier
@@ -12,7 +9,8 @@ import { walletChallenge, walletKeys, walletRevokeKey, walletRotateKey, walletSi
  * key may do about itself never rests on a cached copy) and takes from its rate bucket; a
  * `key-optional` route does the same when a key is presented (a presented key must be valid); every
  * answer carries the units headers. A POST's JSON body is read and parsed by the gateway (at most
- * OWN_BODY_LIMIT bytes). Adding a route is adding an entry here.
+ * OWN_BODY_LIMIT bytes). The gateway's own entries are here; other parts of the application (the
+ * key lanes) add theirs with addOwnRoutes before the gateway starts.
  */
 
 /** The largest JSON body an own route reads. */
@@ -60,22 +58,24 @@ export const OWN_ROUTES: readonly OwnRoute[] = [
   { path: '/index.html', method: 'GET', access: 'public' },
   { path: '/portal', method: 'GET', access: 'public', prefix: true },
   { path: '/resources', method: 'GET', access: 'public', prefix: true },
-  // The development wallet, served only where the chain-A devnet is embedded (404 elsewhere)
+  // The development wallet, served only where the bootstrap embeds it (404 elsewhere)
   { path: '/dev-wallet', method: 'GET', access: 'public' },
   { path: '/dev-wallet/utxos', method: 'GET', access: 'public' },
   { path: '/dev-wallet/sign-tx', method: 'POST', access: 'public' },
   { path: '/dev-wallet/sign-data', method: 'POST', access: 'public' },
   { path: '/dev-wallet/submit-tx', method: 'POST', access: 'public' },
-  // The purchase lane (x402 over ADA on chain A)
-  { path: '/keys', method: 'POST', access: 'public', answer: buyKey },
-  { path: '/topup', method: 'POST', access: 'key', answer: topUp },
-  // The code lane
-  { path: '/vouchers/redeem', method: 'POST', access: 'key-optional', answer: redeemVoucher },
-  // The wallet lane (CIP-30 signData); the key routes take a sign-in session, not a key
-  { path: '/auth/challenge', method: 'POST', access: 'public', answer: walletChallenge },
-  { path: '/auth/verify', method: 'POST', access: 'public', answer: walletVerify },
-  { path: '/auth/keys', method: 'GET', access: 'public', answer: walletKeys },
-  { path: '/auth/keys/rotate', method: 'POST', access: 'public', answer: walletRotateKey },
-  { path: '/auth/keys/revoke', method: 'POST', access: 'public', answer: walletRevokeKey },
-  { path: '/auth/sign-out', method: 'POST', access: 'public', answer: walletSignOut },
 ]
+
+const added: OwnRoute[] = []
+
+/** Adds routes to the gateway's own (a route added before stays as it is); another route on a path taken already is refused. */
+export function addOwnRoutes(routes: readonly OwnRoute[]) {
+  const fresh = routes.filter(route => !added.includes(route))
+  const taken = new Set(ownRoutes().map(route => route.path))
+  const twice = fresh.find(route => taken.has(route.path) || fresh.filter(other => other.path === route.path).length > 1)
+  if (twice) throw new Error(`The gateway has an own route ${twice.path} already`)
+  added.push(...fresh)
+}
+
+/** The gateway's own routes and those added to them. */
+export const ownRoutes = (): readonly OwnRoute[] => [...OWN_ROUTES, ...added]

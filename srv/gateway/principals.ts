@@ -21,7 +21,7 @@ export function activeGrant(key: KeyRecord, product: Product): KeyGrant | undefi
   return key.grants.find(grant => grant.product === product && grant.status === ProductGrant.status.active)
 }
 
-/** A key on a key-only product (analytics): no grant, so no grant check and nothing owned. */
+/** A key on a key-only product (one no grant is for): no grant, so no grant check and nothing owned. */
 export function keyOnlyPrincipal(key: KeyRecord) {
   return user({ id: `key:${key.ID}`, roles: ['api-key'], attr: { keyId: key.ID } })
 }

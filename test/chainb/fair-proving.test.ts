@@ -27,7 +27,7 @@ const keys: string[] = []
 
 /** A key issued with the operator's command line, on the server's database. */
 async function issueKey(units: number): Promise<string> {
-  const { stdout } = await execute(process.execPath, ['srv/gateway/cli.ts', 'keys', 'issue', '--units', String(units), '--quiet'], {
+  const { stdout } = await execute(process.execPath, ['srv/cli.ts', 'keys', 'issue', '--units', String(units), '--quiet'], {
     cwd: ROOT, env: { ...process.env, ...settings, CDS_TYPESCRIPT: 'true', NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON' },
   })
   return /cag_\S+/.exec(stdout)![0]

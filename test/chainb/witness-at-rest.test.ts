@@ -24,7 +24,7 @@ const hosted: NodeJS.ProcessEnv = { GATEWAY_ENABLED: 'true', GATEWAY_RATE_PER_SE
 
 /** A key issued with the operator's command line, on the database `env` names. */
 async function issueKey(env: NodeJS.ProcessEnv, units: number): Promise<string> {
-  const { stdout } = await execute(process.execPath, ['srv/gateway/cli.ts', 'keys', 'issue', '--units', String(units), '--quiet'], {
+  const { stdout } = await execute(process.execPath, ['srv/cli.ts', 'keys', 'issue', '--units', String(units), '--quiet'], {
     cwd: ROOT, env: { ...process.env, ...env, CDS_TYPESCRIPT: 'true', NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON' },
   })
   return /cag_\S+/.exec(stdout)![0]

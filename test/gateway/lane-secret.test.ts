@@ -13,7 +13,7 @@ const SECRET = 'a production lane secret that must never be printed'
 const PROBE = `
 ;(async () => {
   const { gatewayConfig } = await import(require('node:url').pathToFileURL('srv/gateway/config.ts').href)
-  const { laneMac } = await import(require('node:url').pathToFileURL('srv/gateway/lane-secret.ts').href)
+  const { laneMac } = await import(require('node:url').pathToFileURL('srv/key-lanes/lane-secret.ts').href)
   gatewayConfig()
   process.stdout.write('PROBE ' + laneMac('probe', 'part').toString('hex') + '\\n')
 })().catch(error => { console.error(error.message); process.exit(1) })

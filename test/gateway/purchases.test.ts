@@ -6,7 +6,7 @@ import { runningDevnet } from '../support/chain-a.ts'
 import { bearer, issueTestKey, ledgerOf } from '../support/gateway.ts'
 import { signWith } from '../support/sign.ts'
 import { CardanoExactClient } from '../../srv/chains/chain-a/payments/exact-client.ts'
-import { forgetExpiredLaneRecords } from '../../srv/gateway/lane-records.ts'
+import { forgetExpiredLaneRecords } from '../../srv/key-lanes/lane-records.ts'
 
 process.env.GATEWAY_ENABLED = 'true'
 process.env.GATEWAY_RATE_PER_SECOND = '100000'

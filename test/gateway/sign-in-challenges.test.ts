@@ -4,7 +4,7 @@ import { freshWallet, PUBLIC_URL, signedChallenge, signIn, startGateways, type G
 import { startDevnet } from '../support/devnet.ts'
 import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
 import { signDataWithWallet } from '../../devnet/chain-a/dev-signer.ts'
-import { CHALLENGE_SECONDS, issueChallenge } from '../../srv/gateway/sign-in-challenge.ts'
+import { CHALLENGE_SECONDS, issueChallenge } from '../../srv/key-lanes/sign-in-challenge.ts'
 
 /**
  * Sign-in challenges against gateway processes of their own (two instances on one database): a

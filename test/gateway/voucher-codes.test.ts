@@ -1,6 +1,6 @@
 import {
   ALPHABET, CODE_LENGTH, checkCharacter, groupCode, hasValidCheck, hashVoucherCode, hintOfCode, newVoucherCode, normaliseCode, parseVoucherCode,
-} from '../../srv/gateway/voucher-codes.ts'
+} from '../../srv/key-lanes/voucher-codes.ts'
 
 /**
  * Voucher codes as people read, type and mistype them: 95 random bits in Crockford's base32 with

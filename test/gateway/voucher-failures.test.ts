@@ -2,7 +2,7 @@ import { freshClientAddress, sendFrom } from '../support/gateway.ts'
 import { startGateways, voucherCodes, type Gateways } from '../support/lane-gateways.ts'
 import { startDevnet } from '../support/devnet.ts'
 import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
-import { newVoucherCode } from '../../srv/gateway/voucher-codes.ts'
+import { newVoucherCode } from '../../srv/key-lanes/voucher-codes.ts'
 
 /**
  * Failed voucher attempts against a gateway process of its own (2 failures allowed per caller):

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { hasValidCheck } from '../../srv/gateway/voucher-codes.ts'
+import { hasValidCheck } from '../../srv/key-lanes/voucher-codes.ts'
 
 /**
  * The operator's voucher commands, run as the README says (`npm run gateway -- vouchers …`),

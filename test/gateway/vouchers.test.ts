@@ -8,8 +8,8 @@ import { runningDevnet } from '../support/chain-a.ts'
 import { balanceOf, freshClientAddress, issueTestKey, ledgerOf, ledgerSum, sendFrom } from '../support/gateway.ts'
 import { startServer, stopAndWait, type RunningServer } from '../support/server.ts'
 import { onPostgres } from '../setup/postgres.ts'
-import { createVouchers, revokeVoucher } from '../../srv/gateway/vouchers.ts'
-import { newVoucherCode } from '../../srv/gateway/voucher-codes.ts'
+import { createVouchers, revokeVoucher } from '../../srv/key-lanes/vouchers.ts'
+import { newVoucherCode } from '../../srv/key-lanes/voucher-codes.ts'
 
 /**
  * The code lane over HTTP: POST /vouchers/redeem without a key creates a key, with a key tops it

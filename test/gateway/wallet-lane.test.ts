@@ -4,7 +4,7 @@ import { bearer, freshClientAddress, ledgerOf, sendFrom, type SendFrom } from '.
 import { forgeSignData } from '../support/cose.ts'
 import { signDataWithWallet } from '../../devnet/chain-a/dev-signer.ts'
 import { chainA } from '../../srv/chains/chain-a/index.ts'
-import { CHALLENGE_SECONDS, issueChallenge } from '../../srv/gateway/sign-in-challenge.ts'
+import { CHALLENGE_SECONDS, issueChallenge } from '../../srv/key-lanes/sign-in-challenge.ts'
 
 /**
  * The wallet lane over HTTP: POST /auth/challenge, a CIP-30 signData by the development signer,

@@ -1,10 +1,11 @@
 import cds from '@sap/cds'
 import { Packs } from '#cds-models/gateway'
-import type { KeyRecord } from './accounts.ts'
-import { ok, refusal, UNITS_LEFT, type Answer } from './answers.ts'
-import { gatewayConfig } from './config.ts'
-import { deliverKey } from './key-delivery.ts'
-import type { KeyedCall, OwnCall } from './calls.ts'
+import type { KeyRecord } from '../gateway/accounts.ts'
+import { ok, refusal, UNITS_LEFT, type Answer } from '../gateway/answers.ts'
+import { gatewayConfig } from '../gateway/config.ts'
+import { laneConfig } from './config.ts'
+import { deliverKey } from '../gateway/key-delivery.ts'
+import type { KeyedCall, OwnCall } from '../gateway/calls.ts'
 import { paymentChain, payToAddress, preparedPayment } from './payment-chain.ts'
 import { quoteBudgetSpent, sealed, unsealed, type Lane, type QuoteTerms } from './purchase-quotes.ts'
 import { creditPurchase, settle, type Settlement } from './purchase-settlement.ts'
@@ -68,9 +69,9 @@ async function quote(lane: Lane, call: OwnCall, key?: KeyRecord): Promise<Answer
   if (spent) return spent
   const pack = await cds.tx(() => SELECT.one.from(Packs).where({ name: request.pack, active: true }))
   if (!pack) throw new ApiError(400, 'UNKNOWN_PACK', `There is no pack '${request.pack}'; the packs are listed on GET /prices`, { target: 'pack' })
-  const { quoteSeconds } = gatewayConfig().purchase
+  const { quoteSeconds } = laneConfig().purchase
   const quoteId = cds.utils.uuid()
-  const payTo = await payToAddress()
+  const payTo = payToAddress()
   const prepared = request.payer
     ? await preparedPayment(chain, { payer: request.payer, payTo, amount: BigInt(pack.lovelace!), quoteId, ttlSeconds: quoteSeconds - VALIDITY_MARGIN_S })
     : undefined
@@ -86,7 +87,8 @@ async function quote(lane: Lane, call: OwnCall, key?: KeyRecord): Promise<Answer
 
 /** The quote's x402 requirements; `preparedTx` is the payment transaction made for the payer. */
 function requiredFor(terms: QuoteTerms, preparedTx?: string) {
-  const { publicUrl, purchase } = gatewayConfig()
+  const { publicUrl } = gatewayConfig()
+  const { purchase } = laneConfig()
   const requirements: PaymentRequirements = {
     scheme: 'exact',
     network: terms.network as PaymentRequirements['network'],
@@ -129,7 +131,7 @@ async function pay(lane: Lane, header: string, key?: KeyRecord): Promise<Answer>
     return again({ code: 'PAYMENT_NETWORK_MISMATCH', reason: 'network_mismatch', message: `This quote is paid with scheme exact on ${terms.network}, not ${String(echoed.scheme)} on ${String(echoed.network)}` })
   }
   const verdict = await verifyExactPayment(payment.payload, {
-    networkId: chain.networkId, payTo: terms.payTo, amount: BigInt(terms.lovelace), quoteId: terms.quoteId, maxTimeoutSeconds: gatewayConfig().purchase.quoteSeconds,
+    networkId: chain.networkId, payTo: terms.payTo, amount: BigInt(terms.lovelace), quoteId: terms.quoteId, maxTimeoutSeconds: laneConfig().purchase.quoteSeconds,
   }, chain.view())
   if (!verdict.ok) return again({ code: 'PAYMENT_INVALID', reason: verdict.reason, message: verdict.message })
 
@@ -143,7 +145,7 @@ async function answerSettlement(settlement: Settlement, terms: QuoteTerms, again
       return again(settlement.problem)
     case 'pending':
       return again(
-        { code: 'SETTLEMENT_PENDING', reason: 'settlement_pending', message: `Payment ${settlement.txHash} is ${settlement.confirmations < 0 ? 'submitted, not yet in a block' : `${settlement.confirmations} of ${gatewayConfig().purchase.confirmations} blocks deep`}; send the same PAYMENT-SIGNATURE again to resume` },
+        { code: 'SETTLEMENT_PENDING', reason: 'settlement_pending', message: `Payment ${settlement.txHash} is ${settlement.confirmations < 0 ? 'submitted, not yet in a block' : `${settlement.confirmations} of ${laneConfig().purchase.confirmations} blocks deep`}; send the same PAYMENT-SIGNATURE again to resume` },
         { pending: true, transaction: settlement.txHash, confirmations: Math.max(settlement.confirmations, 0) },
       )
     case 'already-credited':

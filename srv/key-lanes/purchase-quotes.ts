@@ -1,6 +1,6 @@
 import type { Purchase } from '#cds-models/gateway'
-import { refusal, type Answer } from './answers.ts'
-import { gatewayConfig } from './config.ts'
+import { refusal, type Answer } from '../gateway/answers.ts'
+import { laneConfig } from './config.ts'
 import { laneMac, sameMac } from './lane-secret.ts'
 import { TokenBuckets } from '../lib/token-buckets.ts'
 
@@ -78,7 +78,7 @@ const payerQuoteBuckets = new TokenBuckets()
  * the budget is spent.
  */
 export function quoteBudgetSpent(caller: string, namesPayer: boolean): Answer | undefined {
-  const { quotesPerMinute, payerQuotesPerMinute } = gatewayConfig().purchase
+  const { quotesPerMinute, payerQuotesPerMinute } = laneConfig().purchase
   const perMinute = Math.max(1, namesPayer ? payerQuotesPerMinute : quotesPerMinute)
   const taken = (namesPayer ? payerQuoteBuckets : quoteBuckets).take(caller, perMinute / 60, perMinute)
   if (taken.ok) return undefined

@@ -6,8 +6,7 @@ import type { ChainAPort, ChainProtocolParameters, ChainUtxo } from '../chains/c
 import { preparePayment } from '../chains/chain-a/payments/payment-transaction.ts'
 import type { PaymentChainView } from '../chains/chain-a/payments/exact.ts'
 import { ApiError } from '../lib/errors.ts'
-import { isProduction } from '../lib/settings.ts'
-import { gatewayConfig } from './config.ts'
+import { laneConfig } from './config.ts'
 
 /**
  * Chain A as the purchase lane sees it: the payment network (its x402 id `cardano:<network>`),
@@ -48,20 +47,13 @@ export async function paymentChain(): Promise<PaymentChain> {
   }
 }
 
-let devnetTreasury: string | undefined
-
 /**
- * Where payments go: GATEWAY_X402_PAY_TO; on the embedded devnet, when none is configured, its
- * last test wallet (development and tests only: production never loads devnet code).
+ * Where payments go: GATEWAY_X402_PAY_TO (or `cds.requires.gateway.payTo`, which the bootstrap sets
+ * to a test wallet of the chain-A devnet it embeds, when none is configured).
  */
-export async function payToAddress(): Promise<string> {
-  const configured = gatewayConfig().purchase.payTo
+export function payToAddress(): string {
+  const configured = laneConfig().purchase.payTo
   if (configured) return configured
-  if (!isProduction() && !devnetTreasury) {
-    const { embeddedDevnet } = await import('../../devnet/chain-a/embedded.ts')
-    devnetTreasury = embeddedDevnet()?.wallets().at(-1)?.address
-  }
-  if (devnetTreasury && !isProduction()) return devnetTreasury
   throw new ApiError(503, 'PURCHASE_NOT_CONFIGURED', 'This gateway takes no payments: GATEWAY_X402_PAY_TO is not configured')
 }
 

@@ -5,7 +5,7 @@ import { isProduction, optionalSetting, requiresBlock } from '../lib/settings.ts
  * The key lanes' server secret (`GATEWAY_LANE_SECRET`): a MAC under it shows that the gateway
  * itself issued what a client hands back unchanged (a sign-in challenge), so what it issues needs
  * no row until it is used. Every instance of a deployment shares it. Required in production (the
- * gateway's configuration reads it at start, so a missing one refuses the start); a fixed
+ * lanes' configuration (config.ts) reads it at start, so a missing one refuses the start); a fixed
  * development value elsewhere. Never logged, never part of a message.
  */
 

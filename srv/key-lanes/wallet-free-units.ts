@@ -1,8 +1,9 @@
 import cds from '@sap/cds'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { WalletAccounts, WalletFreeCredentials, WalletFreeUnitDays } from '#cds-models/gateway'
-import { insertKey, type IssuedKey } from './accounts.ts'
-import { gatewayConfig, type GatewayConfig } from './config.ts'
+import { insertKey, type IssuedKey } from '../gateway/accounts.ts'
+import { gatewayConfig } from '../gateway/config.ts'
+import { laneConfig, type LaneConfig } from './config.ts'
 import { chainA } from '../chains/chain-a/index.ts'
 import { runWrite, tableOf } from '../lib/plain-sql.ts'
 
@@ -29,7 +30,7 @@ export type FreeUnits = { given: IssuedKey } | { refused: FreeUnitsRefusalCode }
 
 /** Gives the address's wallet its free first key, or says why not. Checks first what is cheap to check. */
 export async function freeUnitsFor(address: string): Promise<FreeUnits> {
-  const config = gatewayConfig()
+  const config = laneConfig()
   if (config.walletFreeUnits <= 0) return { refused: 'FREE_UNITS_OFF' }
   const credentials = credentialsOf(address)
   if (await anyGiven(credentials)) return { refused: 'FREE_UNITS_ALREADY_GIVEN' }
@@ -85,7 +86,7 @@ async function recordCredentials(credentials: string[], address: string, now: st
 const utcDayOf = (isoTime: string) => isoTime.slice(0, 10)
 
 /** Whether today's budget still holds one wallet's free units (a hint only: the guarded UPDATE decides). */
-async function budgetLeftToday(config: GatewayConfig): Promise<boolean> {
+async function budgetLeftToday(config: LaneConfig): Promise<boolean> {
   const today = await cds.tx(() => SELECT.one.from(WalletFreeUnitDays).columns('units').where({ utcDay: utcDayOf(new Date().toISOString()) }))
   return Number(today?.units ?? 0) + config.walletFreeUnits <= config.walletFreeDailyUnits
 }
@@ -108,7 +109,7 @@ type Standing = 'qualifies' | 'FREE_UNITS_NOT_ELIGIBLE' | 'FREE_UNITS_CHAIN_UNAV
  * transaction paid to it; a stake address: its account). One read from the chain; when the chain
  * does not answer, the sign-in goes on without free units.
  */
-async function chainStanding(address: string, config: GatewayConfig): Promise<Standing> {
+async function chainStanding(address: string, config: LaneConfig): Promise<Standing> {
   if (config.walletFreeMinLovelace <= 0) return 'qualifies'
   try {
     const { known, lovelace } = await onChain(address)
@@ -147,7 +148,7 @@ class NoFreeUnits extends Error {
  * (`wallet:<address>`, unique), the units taken from the day's budget. A credential recorded
  * before, or a spent budget, rolls back all of it.
  */
-async function giveFreeUnits(address: string, credentials: string[], config: GatewayConfig): Promise<FreeUnits> {
+async function giveFreeUnits(address: string, credentials: string[], config: LaneConfig): Promise<FreeUnits> {
   try {
     return await cds.tx(async (): Promise<FreeUnits> => {
       const now = new Date().toISOString()
@@ -192,7 +193,7 @@ export function freeUnitsAnswer(result: FreeUnits, address: string) {
 }
 
 function refusalReason(code: FreeUnitsRefusalCode): string {
-  const config = gatewayConfig()
+  const config = laneConfig()
   switch (code) {
     case 'FREE_UNITS_OFF':
       return 'This gateway gives no free units'

@@ -1,6 +1,6 @@
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http'
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types'
-import type { Answer } from './answers.ts'
+import type { Answer } from '../gateway/answers.ts'
 
 /**
  * The x402 version 2 wire of the purchase lane, through the public library's own encoders: a 402

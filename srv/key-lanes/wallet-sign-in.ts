@@ -1,13 +1,14 @@
 import cds from '@sap/cds'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { ApiKey, ApiKeys, SignInChallenges, WalletSessions } from '#cds-models/gateway'
-import { revokeKey, rotateKey } from './accounts.ts'
-import { ok, refusal, type Answer } from './answers.ts'
-import { gatewayConfig } from './config.ts'
-import { deliverKey } from './key-delivery.ts'
-import { hashSecret, newSecret, prefixOf } from './keys.ts'
-import type { OwnCall } from './calls.ts'
-import { FailureWindow } from './rate-limits.ts'
+import { revokeKey, rotateKey } from '../gateway/accounts.ts'
+import { ok, refusal, type Answer } from '../gateway/answers.ts'
+import { gatewayConfig } from '../gateway/config.ts'
+import { laneConfig } from './config.ts'
+import { deliverKey } from '../gateway/key-delivery.ts'
+import { hashSecret, newSecret, prefixOf } from '../gateway/keys.ts'
+import type { OwnCall } from '../gateway/calls.ts'
+import { FailureWindow } from '../gateway/rate-limits.ts'
 import { issueChallenge, openChallenge, type Challenge } from './sign-in-challenge.ts'
 import { freeUnitsAnswer, freeUnitsFor } from './wallet-free-units.ts'
 import { chainA } from '../chains/chain-a/index.ts'
@@ -142,7 +143,7 @@ async function signIn(challenge: Challenge): Promise<OpenedSession | undefined> 
   const now = new Date()
   if (!(await useChallenge(challenge, now.toISOString()))) return undefined
   const token = newSecret(SESSION_PREFIX)
-  const expiresAt = new Date(now.getTime() + gatewayConfig().walletSessionMinutes * 60_000).toISOString()
+  const expiresAt = new Date(now.getTime() + laneConfig().walletSessionMinutes * 60_000).toISOString()
   await INSERT.into(WalletSessions).entries({ ID: cds.utils.uuid(), tokenHash: hashSecret(token), address: challenge.address, createdAt: now.toISOString(), expiresAt })
   return { token, expiresAt }
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { gatewayConfig } from './config.ts'
+import { gatewayConfig } from '../gateway/config.ts'
 import { laneMac, sameMac } from './lane-secret.ts'
 
 /**

@@ -1,8 +1,8 @@
 import cds from '@sap/cds'
 import { Packs, Purchase, Purchases } from '#cds-models/gateway'
-import { insertKey, type IssuedKey } from './accounts.ts'
-import { gatewayConfig } from './config.ts'
-import { creditInTransaction } from './ledger.ts'
+import { insertKey, type IssuedKey } from '../gateway/accounts.ts'
+import { laneConfig } from './config.ts'
+import { creditInTransaction } from '../gateway/ledger.ts'
 import { forgetPayerOutputs, type PaymentChain } from './payment-chain.ts'
 import type { QuoteTerms } from './purchase-quotes.ts'
 import type { PaymentProblem } from './x402.ts'
@@ -152,7 +152,7 @@ export async function submitOnce(quoteId: string, payment: VerifiedPayment, chai
 
 /** Waits (up to the configured time) until the payment is deep enough. */
 async function follow(payment: VerifiedPayment, chain: PaymentChain): Promise<Settlement> {
-  const { confirmations: wanted, settleWaitMs } = gatewayConfig().purchase
+  const { confirmations: wanted, settleWaitMs } = laneConfig().purchase
   const deadline = Date.now() + settleWaitMs
   for (;;) {
     const depth = await confirmationsOf(payment.txHash, chain)

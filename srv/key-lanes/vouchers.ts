@@ -1,12 +1,12 @@
 import cds from '@sap/cds'
 import { VoucherRedemptions, Vouchers } from '#cds-models/gateway'
-import { insertKey, type KeyRecord } from './accounts.ts'
-import type { MaybeKeyedCall } from './calls.ts'
-import { ok, refusal, UNITS_LEFT, type Answer } from './answers.ts'
-import { gatewayConfig } from './config.ts'
-import { deliverKey } from './key-delivery.ts'
-import { creditInTransaction } from './ledger.ts'
-import { FailureWindow } from './rate-limits.ts'
+import { insertKey, type KeyRecord } from '../gateway/accounts.ts'
+import type { MaybeKeyedCall } from '../gateway/calls.ts'
+import { ok, refusal, UNITS_LEFT, type Answer } from '../gateway/answers.ts'
+import { laneConfig } from './config.ts'
+import { deliverKey } from '../gateway/key-delivery.ts'
+import { creditInTransaction } from '../gateway/ledger.ts'
+import { FailureWindow } from '../gateway/rate-limits.ts'
 import { hashVoucherCode, hintOfCode, newVoucherCode, normaliseCode, parseVoucherCode } from './voucher-codes.ts'
 import { badInput } from '../lib/errors.ts'
 import { isUniqueViolation, runWrite, tableOf } from '../lib/plain-sql.ts'
@@ -95,7 +95,7 @@ const notRedeemable = () => refusal(404, 'VOUCHER_NOT_REDEEMABLE', 'This code is
 
 let failureWindow: FailureWindow | undefined
 /** Failed attempts per key, or per client address when no key is presented; one per process, bounded. */
-const failures = () => (failureWindow ??= new FailureWindow(gatewayConfig().voucherFailures, gatewayConfig().voucherFailureWindowS))
+const failures = () => (failureWindow ??= new FailureWindow(laneConfig().voucherFailures, laneConfig().voucherFailureWindowS))
 
 /** A code used up this recently was valid moments ago: whoever finds it used up lost a race for its last use. */
 const LOST_RACE_WINDOW_MS = 60_000

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto'
-import { gatewayConfig } from './config.ts'
+import { laneConfig } from './config.ts'
 
 /**
  * Voucher codes: 19 random characters of Crockford's base32 (95 bits) and a check character,
@@ -56,7 +56,7 @@ export function parseVoucherCode(text: string): ParsedCode {
 const malformed = (message: string): ParsedCode => ({ ok: false, code: 'VOUCHER_MALFORMED', message })
 
 /** The keyed hash under which a normalised code is stored. */
-export const hashVoucherCode = (normalised: string) => createHmac('sha256', gatewayConfig().voucherPepper).update(normalised).digest('hex')
+export const hashVoucherCode = (normalised: string) => createHmac('sha256', laneConfig().voucherPepper).update(normalised).digest('hex')
 
 /** The first group of the code, to tell vouchers apart in lists and ledger notes. */
 export const hintOfCode = (normalised: string) => normalised.slice(0, GROUP) + '…'

@@ -2,7 +2,7 @@ import cds from '@sap/cds'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { Purchase, Purchases } from '#cds-models/gateway'
 import type { ChainBlock } from '../chains/chain-a/port.ts'
-import { gatewayConfig } from './config.ts'
+import { laneConfig } from './config.ts'
 import { forgetPayerOutputs, paymentChain, type PaymentChain } from './payment-chain.ts'
 import type { QuoteTerms } from './purchase-quotes.ts'
 import { CLAIM_LAPSE_MS, creditPurchase, submitOnce, takeOverLapsedClaim } from './purchase-settlement.ts'
@@ -10,7 +10,7 @@ import { CLAIM_LAPSE_MS, creditPurchase, submitOnce, takeOverLapsedClaim } from 
 /**
  * Settles the purchases their buyers left unfinished (a tab reloaded, a client crashed: the header
  * whose MAC makes the payment theirs is gone), so that nothing paid for is lost. Scheduled once
- * per gateway (gateway.ts) and safe in several instances at once: every change is a guarded UPDATE
+ * per gateway (index.ts) and safe in several instances at once: every change is a guarded UPDATE
  * from the state it starts in, so each purchase is submitted, released or credited once.
  *
  * - A `claimed` purchase whose claimant recorded no submission within CLAIM_LAPSE_MS is taken over
@@ -60,11 +60,11 @@ const lapsedClaims = (now: number) => leftPurchases({ status: claimed, claimedAt
  * and is valid for at most the quote's lifetime from then.
  */
 const releasedInValidity = (now: number) =>
-  leftPurchases({ status: rejected, expiresAt: { '>': new Date(now - gatewayConfig().purchase.quoteSeconds * 1000).toISOString() } }, 'expiresAt')
+  leftPurchases({ status: rejected, expiresAt: { '>': new Date(now - laneConfig().purchase.quoteSeconds * 1000).toISOString() } }, 'expiresAt')
 
 /** Payments submitted longer ago than the grace (one submitted since cannot have been deep enough for that long). */
 const uncollectedPayments = (now: number) =>
-  leftPurchases({ status: submitted, submittedAt: { '<': new Date(now - gatewayConfig().purchase.uncollectedGraceMs).toISOString() } }, 'submittedAt')
+  leftPurchases({ status: submitted, submittedAt: { '<': new Date(now - laneConfig().purchase.uncollectedGraceMs).toISOString() } }, 'submittedAt')
 
 async function leftPurchases(where: object, oldestFirst: string): Promise<LeftPurchase[]> {
   const rows = await cds.tx(() => SELECT.from(Purchases)
@@ -116,7 +116,7 @@ async function settleUncollected(purchase: LeftPurchase, chain: PaymentChain, no
     if (tip.slot >= validityEndOf(purchase.txCbor)) await releaseNeverOnChain(purchase)
     return
   }
-  const { confirmations, uncollectedGraceMs } = gatewayConfig().purchase
+  const { confirmations, uncollectedGraceMs } = laneConfig().purchase
   if (tip.height - tx.blockHeight < confirmations) return
   const deepEnough = await chain.port.block(tx.blockHeight + confirmations)
   if (!deepEnough || timeOf(deepEnough) + uncollectedGraceMs > now) return
