@@ -1,14 +1,11 @@
 import cds from '@sap/cds'
 import type { ChainBBlock, ChainBPort } from '../chains/chain-b/port.ts'
 import { ApiError } from '../lib/errors.ts'
-import { scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
+import { LeasedFollower, inTransaction, type RunOutcome } from '../lib/leased-follower.ts'
+import type { Position } from '../lib/sync-state.ts'
 import { epochClock, rowsOf, type EpochClock } from './rows.ts'
-import { newInstanceId } from '../lib/lease.ts'
 import { indexerSettings, type IndexerSettings } from './settings.ts'
-import {
-  StaleFollower, claimLease, ensureSyncState, indexedHashAt, positionOf, readSyncState, recordError, recordTip, releaseLease,
-  rollBackFrom, writeBlocks, type Position,
-} from './store.ts'
+import { indexedHashAt, positionOf, readSyncState, recordTip, rollBackFrom, syncState, writeBlocks } from './store.ts'
 
 /**
  * The chain-B follower: reads blocks from the port into the chain index, from the indexed height + 1
@@ -16,13 +13,12 @@ import {
  * `blocks` subscription announces them, with a periodic catch-up as the safety net. A block whose
  * parent is not the indexed block starts a reorg: walk back to the fork, roll back everything at or
  * above it, read again from there. One instance indexes at a time: the holder of the lease on the
- * SyncState row; the others stand by and take over when it expires.
+ * SyncState row; the others stand by and take over when it expires (lib/leased-follower.ts).
  */
 
 const LOG = cds.log('chainb-indexer')
 
-/** What one run did. */
-export type RunOutcome = 'standby' | 'paused' | 'synced' | 'error' | 'stopped'
+export type { RunOutcome }
 
 export interface FollowerOptions {
   port: ChainBPort
@@ -32,77 +28,34 @@ export interface FollowerOptions {
   instanceId?: string
 }
 
-export class Follower {
-  readonly instanceId: string
-  readonly settings: IndexerSettings
+export class Follower extends LeasedFollower<IndexerSettings> {
   private readonly port: ChainBPort
   private readonly finalityDepth: number
-  private readonly network: string | null
-  private job?: ScheduledJob
   private unsubscribe?: () => void
   /** A run has been asked for by the subscription and has not started yet. */
   private woken = false
-  private stopped = false
-  private lastOutcome: RunOutcome = 'stopped'
-  /** Runs asked for without a schedule (tests), one after the other. */
-  private unscheduled: Promise<void> = Promise.resolve()
 
   constructor(options: FollowerOptions) {
+    super({
+      name: 'chain-b follower', log: LOG, state: syncState, network: () => options.network ?? null,
+      settings: { ...indexerSettings(), ...options.settings }, instanceId: options.instanceId,
+    })
     this.port = options.port
     this.finalityDepth = options.finalityDepth
-    this.network = options.network ?? null
-    this.settings = { ...indexerSettings(), ...options.settings }
-    this.instanceId = options.instanceId ?? newInstanceId()
   }
 
-  /** Runs every intervalMs (and when a block arrives) until stop(). */
-  start(): this {
-    this.job ??= scheduleJob('chain-b follower', this.settings.intervalMs, () => this.run())
-    return this
-  }
-
-  /** One run now, after the one in progress; answers what it did. */
-  async runNow(): Promise<RunOutcome> {
-    if (this.job) await this.job.runNow()
-    else await (this.unscheduled = this.unscheduled.then(() => this.run()).then(() => undefined))
-    return this.lastOutcome
-  }
-
-  /** No further runs; ends the subscription and hands the lease back, so another instance takes over at once. */
-  async stop(): Promise<void> {
-    this.stopped = true
-    await this.job?.stop()
-    this.stopFollowing()
-    // Best effort: a lease not handed back expires.
-    await inTransaction(() => releaseLease(this.instanceId)).catch(error => LOG.debug('chain-b follower: lease not released', (error as Error).message))
-  }
-
-  /** One run: take or renew the lease, read the tip, catch up, follow. */
-  async run(): Promise<RunOutcome> {
-    this.lastOutcome = await this.runOnce()
-    return this.lastOutcome
-  }
-
-  private async runOnce(): Promise<RunOutcome> {
+  /** One run: take or renew the lease, read the tip, catch up, follow (the subscription wakes it when a block arrives). */
+  override async run(): Promise<RunOutcome> {
     this.woken = false
-    if (this.stopped) return 'stopped'
-    await inTransaction(() => ensureSyncState(this.network))
-    if (!(await inTransaction(() => claimLease(this.instanceId, this.settings.leaseMs)))) {
-      this.stopFollowing()
-      return 'standby'
-    }
-    try {
-      return await this.catchUp()
-    } catch (error) {
-      this.stopFollowing()
-      if (error instanceof StaleFollower) return 'standby'
-      LOG.warn('chain-b follower: run failed; it retries', (error as Error).message)
-      await inTransaction(() => recordError(this.instanceId, error))
-      return 'error'
-    }
+    return super.run()
   }
 
-  private async catchUp(): Promise<RunOutcome> {
+  /** No lease, a failed run, or stopped: the subscription ends. */
+  protected override standBy() {
+    this.stopFollowing()
+  }
+
+  protected async catchUp(): Promise<RunOutcome> {
     const state = await inTransaction(readSyncState)
     let tip = await this.port.tip()
     if (state?.paused) {
@@ -214,6 +167,3 @@ function contiguous(blocks: ChainBBlock[], at: Position): ChainBBlock[] {
   }
   return run
 }
-
-/** Each database step in a transaction of its own, as the privileged user; never across a call to the upstream. */
-const inTransaction = <T>(work: () => Promise<T>): Promise<T> => cds.tx({ user: cds.User.privileged }, () => work()) as Promise<T>
