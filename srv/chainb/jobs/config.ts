@@ -1,5 +1,4 @@
-import { hostname } from 'node:os'
-import { randomBytes } from 'node:crypto'
+import { newInstanceId } from '../../lib/lease.ts'
 import { booleanSetting, numberSetting, requiresBlock } from '../../lib/settings.ts'
 
 /**
@@ -52,5 +51,5 @@ export function jobSettings(): JobSettings {
   }
 }
 
-/** This process's name on the leases it takes: host, process id and a random part (a restarted process is another owner). */
-export const INSTANCE_ID = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`.slice(0, 100)
+/** This process's name on the job claims it takes (a restarted process is another owner), as long as Jobs.leaseOwner holds. */
+export const INSTANCE_ID = newInstanceId().slice(0, 100)
