@@ -37,6 +37,8 @@ export interface OptionsReader {
   optional(path: string): string | undefined
   number(path: string, fallback: number): number
   boolean(path: string, fallback: boolean): boolean
+  /** A positive number, a fraction cut to the whole number below. */
+  positiveWhole(path: string, fallback: number): number
 }
 
 export interface RequiresOptions<Options> {
@@ -44,13 +46,18 @@ export interface RequiresOptions<Options> {
   options(requires?: Tree, env?: NodeJS.ProcessEnv): Options
   /** At start: the environment mapped into `cds.requires[service]` itself, for the service to find in its options. */
   apply(requires?: Tree, env?: NodeJS.ProcessEnv): Options
-  /** Where an option is set, for messages: its path, and the documented variable that sets it. */
+  /** Where an option is set, for messages: its path and the documented variable that sets it (or the variable alone, `named: 'variable'`). */
   optionName(path: string): string
   /** Reads options by path with defaults. */
   reader(options: Options): OptionsReader
 }
 
-export function requiresOptions<Options extends object>(service: string, environment: Environment): RequiresOptions<Options> {
+export interface RequiresOptionsStyle {
+  /** Messages name an option by its path and variable (`option`, the default) or by its variable alone. */
+  named?: 'option' | 'variable'
+}
+
+export function requiresOptions<Options extends object>(service: string, environment: Environment, style: RequiresOptionsStyle = {}): RequiresOptions<Options> {
   /** The documented variables that are set, as an options tree. */
   const fromEnvironment = (env: NodeJS.ProcessEnv): Tree => {
     const tree: Tree = {}
@@ -88,15 +95,24 @@ export function requiresOptions<Options extends object>(service: string, environ
 
   const optionName = (path: string): string => {
     const variable = Object.keys(environment).find(name => environment[name] === path)
+    if (style.named === 'variable' && variable) return variable
     return `cds.requires['${service}'].${path}${variable ? ` (${variable})` : ''}`
   }
 
-  const reader = (given: Options): OptionsReader => ({
-    string: (path, fallback) => stringValue(valueAt(given, path), fallback),
-    optional: path => optionalValue(valueAt(given, path)),
-    number: (path, fallback) => numberValue(valueAt(given, path), optionName(path), fallback),
-    boolean: (path, fallback) => booleanValue(valueAt(given, path), fallback),
-  })
+  const reader = (given: Options): OptionsReader => {
+    const number = (path: string, fallback: number) => numberValue(valueAt(given, path), optionName(path), fallback)
+    return {
+      string: (path, fallback) => stringValue(valueAt(given, path), fallback),
+      optional: path => optionalValue(valueAt(given, path)),
+      number,
+      boolean: (path, fallback) => booleanValue(valueAt(given, path), fallback),
+      positiveWhole: (path, fallback) => {
+        const value = number(path, fallback)
+        if (!(value > 0)) throw new Error(`Setting ${optionName(path)} must be a positive number, got ${value}`)
+        return Math.floor(value)
+      },
+    }
+  }
 
   return { options, apply, optionName, reader }
 }
