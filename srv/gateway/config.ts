@@ -1,5 +1,44 @@
-import { booleanSetting, isProduction, numberSetting, optionalSetting, requiresBlock, stringSetting } from '../lib/settings.ts'
+import { requiresOptions, type Environment } from '../lib/requires-options.ts'
+import { isProduction } from '../lib/settings.ts'
 import { laneSecret } from './lane-secret.ts'
+
+/**
+ * The gateway's settings, `cds.requires.gateway`: a documented variable first (ENVIRONMENT), else
+ * the option, else the default. Read at each use.
+ */
+
+/** The gateway's documented environment variables (README, Configuration) and the option each one sets. */
+export const ENVIRONMENT: Environment = {
+  GATEWAY_ENABLED: 'enabled',
+  GATEWAY_TIMEOUT_MS: 'timeoutMs',
+  GATEWAY_RESERVATION_TIMEOUT_S: 'reservationTimeoutS',
+  GATEWAY_SWEEP_INTERVAL_S: 'sweepIntervalS',
+  GATEWAY_RATE_PER_SECOND: 'ratePerSecond',
+  GATEWAY_BURST: 'burst',
+  GATEWAY_MAX_CALLS_IN_FLIGHT: 'maxCallsInFlight',
+  GATEWAY_AUTH_FAILURES: 'authFailures',
+  GATEWAY_AUTH_FAILURE_WINDOW_S: 'authFailureWindowS',
+  GATEWAY_PUBLIC_URL: 'publicUrl',
+  GATEWAY_MCP_PACKAGE: 'mcpPackage',
+  GATEWAY_WALLET_FREE_UNITS: 'walletFreeUnits',
+  GATEWAY_WALLET_FREE_MIN_LOVELACE: 'walletFreeMinLovelace',
+  GATEWAY_WALLET_FREE_HISTORY: 'walletFreeHistory',
+  GATEWAY_WALLET_FREE_DAILY_UNITS: 'walletFreeDailyUnits',
+  GATEWAY_WALLET_SESSION_MINUTES: 'walletSessionMinutes',
+  GATEWAY_VOUCHER_PEPPER: 'voucherPepper',
+  GATEWAY_VOUCHER_FAILURES: 'voucherFailures',
+  GATEWAY_VOUCHER_FAILURE_WINDOW_S: 'voucherFailureWindowS',
+  GATEWAY_X402_PAY_TO: 'payTo',
+  GATEWAY_X402_CONFIRMATIONS: 'confirmations',
+  GATEWAY_X402_SETTLE_WAIT_MS: 'settleWaitMs',
+  GATEWAY_X402_QUOTE_SECONDS: 'quoteSeconds',
+  GATEWAY_X402_QUOTES_PER_MINUTE: 'quotesPerMinute',
+  GATEWAY_X402_PAYER_QUOTES_PER_MINUTE: 'payerQuotesPerMinute',
+  GATEWAY_X402_SWEEP_INTERVAL_MS: 'sweepIntervalMs',
+  GATEWAY_X402_UNCOLLECTED_GRACE_MS: 'uncollectedGraceMs',
+}
+
+const options = requiresOptions('gateway', ENVIRONMENT, { named: 'variable' })
 
 export interface GatewayConfig {
   /** The hosted gateway is on: API keys, metering, route gating (off when self-hosted). */
@@ -74,45 +113,44 @@ export const rememberListeningPort = (port: number | undefined) => {
 }
 
 export function gatewayConfig(): GatewayConfig {
-  const block = requiresBlock('gateway')
-  const rate = numberSetting('GATEWAY_RATE_PER_SECOND', block.ratePerSecond, 0)
-  const burst = numberSetting('GATEWAY_BURST', block.burst, 0)
+  const read = options.reader(options.options())
+  const rate = read.number('ratePerSecond', 0)
+  const burst = read.number('burst', 0)
   return {
-    enabled: booleanSetting('GATEWAY_ENABLED', block.enabled, false),
-    timeoutMs: numberSetting('GATEWAY_TIMEOUT_MS', block.timeoutMs, 30_000),
-    reservationTimeoutS: numberSetting('GATEWAY_RESERVATION_TIMEOUT_S', block.reservationTimeoutS, 90),
-    sweepIntervalS: numberSetting('GATEWAY_SWEEP_INTERVAL_S', block.sweepIntervalS, 30),
+    enabled: read.boolean('enabled', false),
+    timeoutMs: read.number('timeoutMs', 30_000),
+    reservationTimeoutS: read.number('reservationTimeoutS', 90),
+    sweepIntervalS: read.number('sweepIntervalS', 30),
     ratePerSecond: rate > 0 ? rate : undefined,
     burst: burst > 0 ? burst : undefined,
-    maxCallsInFlight: numberSetting('GATEWAY_MAX_CALLS_IN_FLIGHT', block.maxCallsInFlight, 16),
-    authFailures: numberSetting('GATEWAY_AUTH_FAILURES', block.authFailures, 20),
-    authFailureWindowS: numberSetting('GATEWAY_AUTH_FAILURE_WINDOW_S', block.authFailureWindowS, 900),
-    publicUrl: stringSetting('GATEWAY_PUBLIC_URL', block.publicUrl, `http://localhost:${listeningPort ?? (process.env.PORT || 4004)}`).replace(/\/+$/, ''),
-    mcpPackage: optionalSetting('GATEWAY_MCP_PACKAGE', block.mcpPackage),
-    walletFreeUnits: numberSetting('GATEWAY_WALLET_FREE_UNITS', block.walletFreeUnits, 500),
-    walletFreeMinLovelace: numberSetting('GATEWAY_WALLET_FREE_MIN_LOVELACE', block.walletFreeMinLovelace, 5_000_000),
-    walletFreeHistory: booleanSetting('GATEWAY_WALLET_FREE_HISTORY', block.walletFreeHistory, true),
-    walletFreeDailyUnits: numberSetting('GATEWAY_WALLET_FREE_DAILY_UNITS', block.walletFreeDailyUnits, 100_000),
-    walletSessionMinutes: numberSetting('GATEWAY_WALLET_SESSION_MINUTES', block.walletSessionMinutes, 30),
-    voucherPepper: voucherPepper(block.voucherPepper),
-    voucherFailures: numberSetting('GATEWAY_VOUCHER_FAILURES', block.voucherFailures, 10),
-    voucherFailureWindowS: numberSetting('GATEWAY_VOUCHER_FAILURE_WINDOW_S', block.voucherFailureWindowS, 900),
+    maxCallsInFlight: read.number('maxCallsInFlight', 16),
+    authFailures: read.number('authFailures', 20),
+    authFailureWindowS: read.number('authFailureWindowS', 900),
+    publicUrl: read.string('publicUrl', `http://localhost:${listeningPort ?? (process.env.PORT || 4004)}`).replace(/\/+$/, ''),
+    mcpPackage: read.optional('mcpPackage'),
+    walletFreeUnits: read.number('walletFreeUnits', 500),
+    walletFreeMinLovelace: read.number('walletFreeMinLovelace', 5_000_000),
+    walletFreeHistory: read.boolean('walletFreeHistory', true),
+    walletFreeDailyUnits: read.number('walletFreeDailyUnits', 100_000),
+    walletSessionMinutes: read.number('walletSessionMinutes', 30),
+    voucherPepper: voucherPepper(read.optional('voucherPepper')),
+    voucherFailures: read.number('voucherFailures', 10),
+    voucherFailureWindowS: read.number('voucherFailureWindowS', 900),
     laneSecret: laneSecret(),
     purchase: {
-      payTo: optionalSetting('GATEWAY_X402_PAY_TO', block.payTo),
-      confirmations: numberSetting('GATEWAY_X402_CONFIRMATIONS', block.confirmations, 1),
-      settleWaitMs: numberSetting('GATEWAY_X402_SETTLE_WAIT_MS', block.settleWaitMs, 10_000),
-      quoteSeconds: numberSetting('GATEWAY_X402_QUOTE_SECONDS', block.quoteSeconds, 600),
-      quotesPerMinute: numberSetting('GATEWAY_X402_QUOTES_PER_MINUTE', block.quotesPerMinute, 60),
-      payerQuotesPerMinute: numberSetting('GATEWAY_X402_PAYER_QUOTES_PER_MINUTE', block.payerQuotesPerMinute, 10),
-      sweepIntervalMs: numberSetting('GATEWAY_X402_SWEEP_INTERVAL_MS', block.sweepIntervalMs, 60_000),
-      uncollectedGraceMs: numberSetting('GATEWAY_X402_UNCOLLECTED_GRACE_MS', block.uncollectedGraceMs, 300_000),
+      payTo: read.optional('payTo'),
+      confirmations: read.number('confirmations', 1),
+      settleWaitMs: read.number('settleWaitMs', 10_000),
+      quoteSeconds: read.number('quoteSeconds', 600),
+      quotesPerMinute: read.number('quotesPerMinute', 60),
+      payerQuotesPerMinute: read.number('payerQuotesPerMinute', 10),
+      sweepIntervalMs: read.number('sweepIntervalMs', 60_000),
+      uncollectedGraceMs: read.number('uncollectedGraceMs', 300_000),
     },
   }
 }
 
-function voucherPepper(configured: Parameters<typeof optionalSetting>[1]): string {
-  const pepper = optionalSetting('GATEWAY_VOUCHER_PEPPER', configured)
+function voucherPepper(pepper: string | undefined): string {
   if (pepper) return pepper
   if (isProduction()) throw new Error('GATEWAY_VOUCHER_PEPPER must be set in production: voucher codes are stored under a keyed hash')
   return DEVELOPMENT_PEPPER
