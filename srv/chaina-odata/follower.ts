@@ -2,7 +2,7 @@ import cds from '@sap/cds'
 import type { ChainAService } from '../chains/chain-a/index.ts'
 import { LIST_PAGE_SIZE, type ChainBlock, type ChainTransaction } from '../chains/chain-a/port.ts'
 import { ApiError } from '../lib/errors.ts'
-import { LeasedFollower, inTransaction, type RunOutcome } from '../lib/leased-follower.ts'
+import { LeasedFollower, contiguous, forkHeight, inTransaction, type RunOutcome } from '../lib/leased-follower.ts'
 import type { Position } from '../lib/sync-state.ts'
 import { followerSettings, type FollowerSettings } from './follower-settings.ts'
 import { positionOf, readSyncState, recordTip, rollBackFrom, startAt, syncState, wholeBlockAt, writeBlocks } from './follower-store.ts'
@@ -80,7 +80,7 @@ export class ChainAFollower extends LeasedFollower<FollowerSettings> {
         tip = await port.tip()
         continue
       }
-      const run = await this.withTransactions(contiguous(blocks, at))
+      const run = await this.withTransactions(contiguous(blocks, at, block => block.previousBlock))
       if (run.length) at = await inTransaction(() => writeBlocks(this.index, this.instanceId, at, run, this.settings.leaseMs))
       // A block missing, not following its parent, or whose transactions moved: the upstream changed while we read; look again.
       if (run.length < blocks.length || blocks.length === 0) {
@@ -180,22 +180,16 @@ export class ChainAFollower extends LeasedFollower<FollowerSettings> {
    * back and logged.
    */
   private async followReorg(at: Position, tip: ChainBlock, startHeight: number): Promise<Position> {
-    let height = Math.min(at.height, tip.height)
-    for (; height >= startHeight; height--) {
-      if (at.height - height > this.settings.maxReorgDepth) {
-        throw new ApiError(502, 'CHAIN_A_REORG_TOO_DEEP', `the upstream replaced more than ${this.settings.maxReorgDepth} indexed blocks below height ${at.height}; reindex by hand`)
-      }
-      const probe = height
-      const [local, remote] = await Promise.all([
-        probe === at.height ? at.hash : inTransaction(() => wholeBlockAt(probe)),
-        this.chain.port.block(probe),
-      ])
-      if (local !== null && local === remote?.hash) break
-    }
-    const forkHeight = height + 1
-    if (forkHeight > at.height) return at
-    const rollback = await inTransaction(() => rollBackFrom(this.index, forkHeight, tip.hash, this.instanceId, at))
-    LOG.info(`chain-a reorg: ${rollback.blocksRolledBack} blocks from height ${forkHeight} rolled back; reading the new chain from there`)
+    const { maxReorgDepth } = this.settings
+    const fork = await forkHeight({
+      at, tipHeight: tip.height, floor: startHeight, maxDepth: maxReorgDepth,
+      tooDeep: () => new ApiError(502, 'CHAIN_A_REORG_TOO_DEEP', `the upstream replaced more than ${maxReorgDepth} indexed blocks below height ${at.height}; reindex by hand`),
+      localAt: height => (height === at.height ? Promise.resolve(at.hash) : inTransaction(() => wholeBlockAt(height))),
+      remoteAt: async height => (await this.chain.port.block(height))?.hash,
+    })
+    if (fork > at.height) return at
+    const rollback = await inTransaction(() => rollBackFrom(this.index, fork, tip.hash, this.instanceId, at))
+    LOG.info(`chain-a reorg: ${rollback.blocksRolledBack} blocks from height ${fork} rolled back; reading the new chain from there`)
     return rollback.position
   }
 
@@ -220,16 +214,4 @@ export class ChainAFollower extends LeasedFollower<FollowerSettings> {
       await this.index.confirmFollowed(Math.max(startHeight, at.height - LIST_PAGE_SIZE + 1), at.height)
     })
   }
-}
-
-/** The leading blocks that each follow the one before, the first following `at`. */
-function contiguous(blocks: ChainBlock[], at: Position): ChainBlock[] {
-  const run: ChainBlock[] = []
-  let previous = at.hash
-  for (const block of blocks) {
-    if (previous !== null && block.previousBlock !== previous) break
-    run.push(block)
-    previous = block.hash
-  }
-  return run
 }

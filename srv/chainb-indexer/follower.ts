@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import type { ChainBBlock, ChainBPort } from '../chains/chain-b/port.ts'
 import { ApiError } from '../lib/errors.ts'
-import { LeasedFollower, inTransaction, type RunOutcome } from '../lib/leased-follower.ts'
+import { LeasedFollower, contiguous, forkHeight, inTransaction, type RunOutcome } from '../lib/leased-follower.ts'
 import type { Position } from '../lib/sync-state.ts'
 import { epochClock, rowsOf, type EpochClock } from './rows.ts'
 import { indexerSettings, type IndexerSettings } from './settings.ts'
@@ -85,7 +85,7 @@ export class Follower extends LeasedFollower<IndexerSettings> {
         at = await this.followReorg(at, tip)
         continue
       }
-      const run = contiguous(blocks, at)
+      const run = contiguous(blocks, at, block => block.parentHash)
       if (run.length) {
         const clock = (epochOf ??= epochClock(await this.port.currentEpoch().catch(() => null)))
         at = await inTransaction(() => writeBlocks(this.instanceId, at, run.map(block => rowsOf(block, clock)), this.settings.leaseMs))
@@ -114,18 +114,16 @@ export class Follower extends LeasedFollower<IndexerSettings> {
    * maxReorgDepth below the indexed height. Everything above it is rolled back and logged.
    */
   private async followReorg(at: Position, tip: ChainBBlock): Promise<Position> {
-    let height = Math.min(at.height, tip.height)
-    for (; height >= 0; height--) {
-      if (at.height - height > this.settings.maxReorgDepth) {
-        throw new ApiError(502, 'CHAIN_B_REORG_TOO_DEEP', `the upstream replaced more than ${this.settings.maxReorgDepth} indexed blocks below height ${at.height}; reindex from a height by hand`)
-      }
-      const [local, remote] = await Promise.all([inTransaction(() => indexedHashAt(height)), this.port.block({ height })])
-      if (local !== null && local === remote?.hash) break
-    }
-    const forkHeight = height + 1
-    if (forkHeight > at.height) return at
-    const rollback = await inTransaction(() => rollBackFrom(forkHeight, 'reorg', { newTipHash: tip.hash }, { owner: this.instanceId, at }))
-    LOG.info(`chain-b reorg: ${rollback.blocksRolledBack} blocks from height ${forkHeight} rolled back; reading the new chain from there`)
+    const { maxReorgDepth } = this.settings
+    const fork = await forkHeight({
+      at, tipHeight: tip.height, floor: 0, maxDepth: maxReorgDepth,
+      tooDeep: () => new ApiError(502, 'CHAIN_B_REORG_TOO_DEEP', `the upstream replaced more than ${maxReorgDepth} indexed blocks below height ${at.height}; reindex from a height by hand`),
+      localAt: height => inTransaction(() => indexedHashAt(height)),
+      remoteAt: async height => (await this.port.block({ height }))?.hash,
+    })
+    if (fork > at.height) return at
+    const rollback = await inTransaction(() => rollBackFrom(fork, 'reorg', { newTipHash: tip.hash }, { owner: this.instanceId, at }))
+    LOG.info(`chain-b reorg: ${rollback.blocksRolledBack} blocks from height ${fork} rolled back; reading the new chain from there`)
     return rollback.position
   }
 
@@ -154,16 +152,4 @@ export class Follower extends LeasedFollower<IndexerSettings> {
     this.woken = true
     this.job.runNow().catch(error => LOG.warn('chain-b follower: run failed', (error as Error).message))
   }
-}
-
-/** The leading blocks that each follow the one before, the first following `at`. */
-function contiguous(blocks: ChainBBlock[], at: Position): ChainBBlock[] {
-  const run: ChainBBlock[] = []
-  let parent = at.hash
-  for (const block of blocks) {
-    if (parent !== null && block.parentHash !== parent) break
-    run.push(block)
-    parent = block.hash
-  }
-  return run
 }

@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import { newInstanceId } from './lease.ts'
 import { scheduleJob, type ScheduledJob } from './scheduled-job.ts'
-import { StaleFollower, type SyncStateRow } from './sync-state.ts'
+import { StaleFollower, type Position, type SyncStateRow } from './sync-state.ts'
 
 /**
  * A chain follower that reads its upstream into an index, one instance at a time: the holder of the
@@ -110,6 +110,49 @@ export abstract class LeasedFollower<Settings extends LeasedFollowerSettings> {
       return 'error'
     }
   }
+}
+
+/** How a follower finds where the upstream's chain leaves its index. */
+export interface ForkSearch {
+  at: Position
+  tipHeight: number
+  /** The lowest height the index may hold. */
+  floor: number
+  maxDepth: number
+  /** The error when the fork lies deeper than maxDepth below `at`. */
+  tooDeep: () => Error
+  /** The hash the index holds at a height (null: none it can compare). */
+  localAt: (height: number) => Promise<string | null>
+  remoteAt: (height: number) => Promise<string | null | undefined>
+}
+
+/**
+ * The fork: the lowest height above the highest one where the index and the upstream hold the same
+ * block, at most maxDepth below the indexed height and not below the floor. Above `at.height`
+ * when nothing was replaced.
+ */
+export async function forkHeight(search: ForkSearch): Promise<number> {
+  const { at, floor, maxDepth } = search
+  let height = Math.min(at.height, search.tipHeight)
+  for (; height >= floor; height--) {
+    if (at.height - height > maxDepth) throw search.tooDeep()
+    const probe = height
+    const [local, remote] = await Promise.all([search.localAt(probe), search.remoteAt(probe)])
+    if (local !== null && local === remote) break
+  }
+  return height + 1
+}
+
+/** The leading blocks that each follow the one before, the first following `at`. */
+export function contiguous<Block extends { hash: string }>(blocks: Block[], at: Position, parentOf: (block: Block) => string | null): Block[] {
+  const run: Block[] = []
+  let parent = at.hash
+  for (const block of blocks) {
+    if (parent !== null && parentOf(block) !== parent) break
+    run.push(block)
+    parent = block.hash
+  }
+  return run
 }
 
 /** Each database step in a transaction of its own, as the privileged user; never across a call to the upstream. */
