@@ -4,6 +4,8 @@
  * PostgreSQL and JSON strings in OData;
  * times are timestamps (UTC); slots and heights are integers.
  */
+using { common } from './common';
+
 namespace chaina;
 
 type Hash32   : String(64);
@@ -351,44 +353,13 @@ entity ListEntries {
  * the tip into Blocks and Transactions (with their inputs and outputs), so tip-near reads and the
  * analytics answer from the index; the same shape as chain B's SyncState.
  */
-entity SyncState {
-  key ID                  : String(10) default 'chain-a';
-      network             : String(16);
-      /** The first height the follower read (where it started). */
-      startHeight         : Integer;
-      chainHeight         : Integer;
-      chainTipAt          : Timestamp;
-      indexedHeight       : Integer;
-      indexedHash         : Hash32;
-      indexedAt           : Timestamp;
-      /** The time of the block at indexedHeight. */
-      indexedBlockAt      : Timestamp;
-      /** Blocks at or below it are deeper than the security parameter: they no longer change. */
-      finalizedHeight     : Integer;
-      /** syncing, synced, paused, error */
-      status              : String(10) enum { syncing; synced; paused; error };
-      lastError           : String(500);
-      lastErrorAt         : Timestamp;
-      consecutiveErrors   : Integer default 0;
-      blocksIndexed       : Integer default 0;
-      transactionsIndexed : Integer default 0;
-      reorgs              : Integer default 0;
-      /** Set by an operator: no instance follows until resumed. */
-      paused              : Boolean default false;
-      /** The follower instance holding the lease: the one that follows; the others stand by until it expires. */
-      leaseOwner          : String(120);
-      leaseExpiresAt      : Timestamp;
+entity SyncState : common.FollowedChain, FollowedFrom, common.FollowerProgress {
+  key ID : String(10) default 'chain-a';
 }
 
-/** Each reorganisation the follower went through: the blocks from forkHeight on were replaced. */
-entity ReorgLog {
-  key ID               : UUID;
-      detectedAt       : Timestamp;
-      /** The first height that was replaced. */
-      forkHeight       : Integer;
-      oldTipHash       : Hash32;
-      newTipHash       : Hash32;
-      blocksRolledBack : Integer;
-      /** reorg (the upstream replaced blocks) or reindex (an operator asked for it). */
-      cause            : String(8) enum { reorg; reindex };
+aspect FollowedFrom {
+  /** The first height the follower read (where it started). */
+  startHeight : Integer;
 }
+
+entity ReorgLog : common.ReorgEntry {}

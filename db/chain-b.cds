@@ -4,6 +4,8 @@
  * indexer service; the chain-B service reads it. Fees and values are Decimal(38,0) (JSON strings
  * in OData); hashes and addresses lowercase hex; times are timestamps (UTC).
  */
+using { common } from './common';
+
 namespace chainb;
 
 type Hex64  : String(64);
@@ -85,40 +87,8 @@ entity UnshieldedUtxos {
 }
 
 /** One row: where the follower stands. */
-entity SyncState {
-  key ID                : String(10) default 'chain-b';
-      network           : String(16);
-      chainHeight       : Integer;
-      chainTipAt        : Timestamp;
-      indexedHeight     : Integer;
-      indexedHash       : Hex64;
-      indexedAt         : Timestamp;
-      /** The time of the block at indexedHeight (lag in seconds = chainTipAt - indexedBlockAt). */
-      indexedBlockAt    : Timestamp;
-      finalizedHeight   : Integer;
-      /** syncing, synced, paused, error */
-      status            : String(10) enum { syncing; synced; paused; error };
-      lastError         : String(500);
-      lastErrorAt       : Timestamp;
-      consecutiveErrors : Integer default 0;
-      blocksIndexed     : Integer default 0;
-      transactionsIndexed : Integer default 0;
-      reorgs            : Integer default 0;
-      /** Set by an operator (pauseCrawler): no instance indexes until resumeCrawler. */
-      paused            : Boolean default false;
-      /** The follower instance holding the lease: the one that indexes; the others stand by until it expires. */
-      leaseOwner        : String(120);
-      leaseExpiresAt    : Timestamp;
+entity SyncState : common.FollowedChain, common.FollowerProgress {
+  key ID : String(10) default 'chain-b';
 }
 
-entity ReorgLog {
-  key ID               : UUID;
-      detectedAt       : Timestamp;
-      /** The first height that was replaced. */
-      forkHeight       : Integer;
-      oldTipHash       : Hex64;
-      newTipHash       : Hex64;
-      blocksRolledBack : Integer;
-      /** reorg (the upstream replaced blocks) or reindex (an operator asked for it). */
-      cause            : String(8) enum { reorg; reindex };
-}
+entity ReorgLog : common.ReorgEntry {}

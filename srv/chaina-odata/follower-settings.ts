@@ -1,11 +1,21 @@
-import { booleanSetting, numberSetting, requiresBlock, stringSetting } from '../lib/settings.ts'
+import { requiresOptions, type Environment } from '../lib/requires-options.ts'
 
 /**
- * The chain-A follower's settings: an environment variable first, else
- * `cds.requires['chain-a'].follower.<name>`, else the default. Read when a follower is made.
+ * The chain-A follower's settings, `cds.requires['chain-a'].follower`: a documented variable first
+ * (FOLLOWER_ENVIRONMENT), else the option, else the default. Read when a follower is made.
  */
 
-const configured = () => (requiresBlock('chain-a').follower ?? {}) as Record<string, string | number | boolean | undefined>
+/** The follower's documented environment variables (README, Configuration) and the option each one sets. */
+export const FOLLOWER_ENVIRONMENT: Environment = {
+  CHAIN_A_FOLLOWER_ENABLED: 'follower.enabled',
+  CHAIN_A_FOLLOWER_INTERVAL_MS: 'follower.intervalMs',
+  CHAIN_A_FOLLOWER_BATCH_SIZE: 'follower.batchSize',
+  CHAIN_A_FOLLOWER_LEASE_MS: 'follower.leaseMs',
+  CHAIN_A_FOLLOWER_MAX_REORG_DEPTH: 'follower.maxReorgDepth',
+  CHAIN_A_FOLLOWER_START: 'follower.start',
+}
+
+const options = requiresOptions('chain-a', FOLLOWER_ENVIRONMENT, { named: 'variable' })
 
 /** Where a fresh index starts: the genesis block, a height, or the first block at most a duration older than the tip. */
 export type FollowerStart =
@@ -29,14 +39,14 @@ export interface FollowerSettings {
 }
 
 export function followerSettings(): FollowerSettings {
-  const given = configured()
+  const read = options.reader(options.options())
   return {
-    enabled: booleanSetting('CHAIN_A_FOLLOWER_ENABLED', given.enabled, true),
-    intervalMs: positive('CHAIN_A_FOLLOWER_INTERVAL_MS', given.intervalMs, 1000),
-    batchSize: positive('CHAIN_A_FOLLOWER_BATCH_SIZE', given.batchSize, 50),
-    leaseMs: positive('CHAIN_A_FOLLOWER_LEASE_MS', given.leaseMs, 30000),
-    maxReorgDepth: positive('CHAIN_A_FOLLOWER_MAX_REORG_DEPTH', given.maxReorgDepth, 100),
-    start: parseStart(stringSetting('CHAIN_A_FOLLOWER_START', given.start, '2d')),
+    enabled: read.boolean('follower.enabled', true),
+    intervalMs: read.positiveWhole('follower.intervalMs', 1000),
+    batchSize: read.positiveWhole('follower.batchSize', 50),
+    leaseMs: read.positiveWhole('follower.leaseMs', 30000),
+    maxReorgDepth: read.positiveWhole('follower.maxReorgDepth', 100),
+    start: parseStart(read.string('follower.start', '2d')),
   }
 }
 
@@ -50,10 +60,4 @@ export function parseStart(text: string): FollowerStart {
   const duration = /^(\d+(?:\.\d+)?)\s*([smhd])$/.exec(value)
   if (duration) return { kind: 'duration', seconds: Math.round(Number(duration[1]) * SECONDS_PER_UNIT[duration[2]]) }
   throw new Error(`Setting CHAIN_A_FOLLOWER_START must be 'genesis', a block height or a duration back from the tip such as 2d, 6h, 30m or 90s, got '${text}'`)
-}
-
-function positive(name: string, fromCds: string | number | boolean | undefined, fallback: number): number {
-  const value = numberSetting(name, fromCds as string | number | undefined, fallback)
-  if (!(value > 0)) throw new Error(`Setting ${name} must be a positive number, got ${value}`)
-  return Math.floor(value)
 }

@@ -2,45 +2,24 @@ import cds from '@sap/cds'
 import { Blocks, ReorgLog, SyncState, SyncState_, Transactions } from '#cds-models/chaina'
 import type { SyncState as SyncRow } from '#cds-models/chaina'
 import type { ChainBlock } from '../chains/chain-a/port.ts'
-import { ApiError } from '../lib/errors.ts'
-import { claimLease as claimRowLease, releaseLease as releaseRowLease } from '../lib/lease.ts'
-import { runWrite, tableOf } from '../lib/plain-sql.ts'
+import { SyncStateRow, now, type Position, type SyncStatusValue } from '../lib/sync-state.ts'
 import type { ChainAIndex, FollowedBlock } from './indexer.ts'
 import { isoTime } from './rows.ts'
 
 /**
- * The chain-A follower's writes, each in the caller's transaction. Every writer starts with a
- * guarded UPDATE of the one SyncState row: it is the lock that orders writers on PostgreSQL, and
- * its condition (the lease holder, at the expected position) makes a write that lost the race
- * change nothing, so the caller's transaction is rolled back. The rows themselves are written and
- * forgotten by the read index (ChainAIndex), exactly as lazy reads write them.
+ * The chain-A follower's writes, each in the caller's transaction, each starting with a guarded
+ * UPDATE of the SyncState row (lib/sync-state.ts). The rows themselves are written and forgotten by
+ * the read index (ChainAIndex), exactly as lazy reads write them. The position's hash is null below
+ * the start height.
  */
 
-const { SELECT, UPDATE, INSERT, DELETE } = cds.ql
+const { SELECT, DELETE } = cds.ql
 
 export const SYNC_ID = 'chain-a'
 
-/** The follower's position: the last block it indexed (hash null below its start height). */
-export type Position = { height: number; hash: string | null }
-export type SyncStatusValue = 'syncing' | 'synced' | 'paused' | 'error'
+export const syncState = new SyncStateRow<SyncRow>(SyncState, ReorgLog, SYNC_ID)
 
-/** A write made by a follower that no longer holds the lease or whose position moved: nothing was written. */
-export class StaleFollower extends Error {}
-
-const now = () => new Date().toISOString()
-const later = (ms: number) => new Date(Date.now() + ms).toISOString()
-
-export const readSyncState = (): Promise<SyncRow | undefined> => SELECT.one.from(SyncState).where({ ID: SYNC_ID }) as Promise<SyncRow | undefined>
-
-/** The SyncState row, created on the first run (by whichever instance comes first; the others' inserts do nothing). */
-export async function ensureSyncState(network: string | null): Promise<void> {
-  if (await readSyncState()) return
-  await runWrite(
-    `INSERT INTO ${tableOf(SyncState)} (ID, network, status, consecutiveErrors, blocksIndexed, transactionsIndexed, reorgs, paused) `
-    + 'VALUES (?, ?, ?, 0, 0, 0, 0, ?) ON CONFLICT (ID) DO NOTHING',
-    [SYNC_ID, network, 'syncing', false],
-  )
-}
+export const readSyncState = (): Promise<SyncRow | undefined> => syncState.read()
 
 /** The follower's state is of another chain (the upstream changed): the next run starts a fresh index. */
 export async function forgetSyncState(): Promise<void> {
@@ -49,21 +28,9 @@ export async function forgetSyncState(): Promise<void> {
 
 export const positionOf = (state: SyncRow): Position => ({ height: state.indexedHeight ?? (state.startHeight ?? 0) - 1, hash: state.indexedHash ?? null })
 
-export const claimLease = (owner: string, leaseMs: number): Promise<boolean> => claimRowLease(SyncState, SYNC_ID, owner, leaseMs)
-
-export const releaseLease = (owner: string): Promise<void> => releaseRowLease(SyncState, SYNC_ID, owner)
-
-/** The guard of a follower's write: still the holder, still at `at`, not paused. */
-const heldAt = (owner: string, at: Position) => ({ ID: SYNC_ID, leaseOwner: owner, paused: false, indexedHeight: at.height, indexedHash: at.hash })
-
-async function guardedUpdate(values: Record<string, unknown>, where: Record<string, unknown>): Promise<void> {
-  const changed = await UPDATE.entity(SyncState).with(values).where(where)
-  if (Number(changed) !== 1) throw new StaleFollower('the lease or the indexed position changed; nothing written')
-}
-
 /** A fresh index starts at `height`: the position is the block below it (whose hash it does not know). */
 export async function startAt(owner: string, height: number): Promise<Position> {
-  await guardedUpdate({ startHeight: height, indexedHeight: height - 1, indexedHash: null, indexedAt: now() }, { ID: SYNC_ID, leaseOwner: owner, startHeight: null })
+  await syncState.guardedUpdate({ startHeight: height, indexedHeight: height - 1, indexedHash: null, indexedAt: now() }, { ID: SYNC_ID, leaseOwner: owner, startHeight: null })
   return { height: height - 1, hash: null }
 }
 
@@ -73,11 +40,8 @@ export async function startAt(owner: string, height: number): Promise<Position> 
  */
 export async function writeBlocks(index: ChainAIndex, owner: string, at: Position, batch: FollowedBlock[], leaseMs: number): Promise<Position> {
   const last = batch[batch.length - 1].block
-  await guardedUpdate({
-    indexedHeight: last.height, indexedHash: last.hash, indexedAt: now(), indexedBlockAt: isoTime(last.time),
-    blocksIndexed: { '+=': batch.length }, transactionsIndexed: { '+=': batch.reduce((sum, entry) => sum + entry.transactions.length, 0) },
-    consecutiveErrors: 0, lastError: null, leaseExpiresAt: later(leaseMs),
-  }, heldAt(owner, at))
+  const transactions = batch.reduce((sum, entry) => sum + entry.transactions.length, 0)
+  await syncState.advance(owner, at, { height: last.height, hash: last.hash, blockAt: isoTime(last.time) }, batch.length, transactions, leaseMs)
   await index.storeFollowed(batch)
   return { height: last.height, hash: last.hash }
 }
@@ -95,7 +59,7 @@ export interface Rollback {
  */
 export async function rollBackFrom(index: ChainAIndex, forkHeight: number, newTipHash: string, owner: string, at: Position): Promise<Rollback> {
   // Lock (and check) the SyncState row before reading what to remove.
-  await guardedUpdate({ indexedAt: now() }, heldAt(owner, at))
+  await syncState.guardedUpdate({ indexedAt: now() }, syncState.heldAt(owner, at))
   const state = (await readSyncState()) as SyncRow
   const blocksRolledBack = Math.max(0, at.height - forkHeight + 1)
   const counted = await SELECT.one.from(Transactions).columns('count(1) as n').where({ blockHeight: { '>=': forkHeight } }).and({ blockHeight: { '<=': at.height } })
@@ -103,14 +67,7 @@ export async function rollBackFrom(index: ChainAIndex, forkHeight: number, newTi
   const below = forkHeight > (state.startHeight ?? 0) ? await SELECT.one.from(Blocks).columns('hash', 'time').where({ height: forkHeight - 1 }) : undefined
   await index.forgetFrom(forkHeight)
   const position: Position = { height: forkHeight - 1, hash: below?.hash ?? null }
-  await UPDATE.entity(SyncState).with({
-    indexedHeight: position.height, indexedHash: position.hash, indexedBlockAt: below?.time ?? null,
-    finalizedHeight: Math.min(state.finalizedHeight ?? position.height, position.height),
-    blocksIndexed: { '-=': blocksRolledBack }, transactionsIndexed: { '-=': transactionsRolledBack }, reorgs: { '+=': 1 },
-  }).where({ ID: SYNC_ID })
-  await INSERT.into(ReorgLog).entries({
-    ID: cds.utils.uuid(), detectedAt: now(), forkHeight, oldTipHash: state.indexedHash, newTipHash, blocksRolledBack, cause: 'reorg',
-  })
+  await syncState.rolledBack(state, { forkHeight, position, positionBlockAt: below?.time ?? null, blocksRolledBack, transactionsRolledBack, cause: 'reorg', newTipHash })
   return { forkHeight, blocksRolledBack, transactionsRolledBack, position }
 }
 
@@ -129,16 +86,5 @@ export async function wholeBlockAt(height: number): Promise<string | null> {
 }
 
 /** The upstream's tip and finality as the lease holder last saw them, and its status. Answers whether `owner` still holds the lease. */
-export async function recordTip(owner: string, tip: ChainBlock, finalizedHeight: number, status: SyncStatusValue): Promise<boolean> {
-  const changed = await UPDATE.entity(SyncState)
-    .set({ chainHeight: tip.height, chainTipAt: isoTime(tip.time), finalizedHeight, status })
-    .where({ ID: SYNC_ID, leaseOwner: owner })
-  return Number(changed) === 1
-}
-
-export async function recordError(owner: string, error: unknown): Promise<void> {
-  const message = (error instanceof ApiError ? `${error.code}: ` : '') + String((error as Error)?.message ?? error).slice(0, 450)
-  await UPDATE.entity(SyncState)
-    .with({ status: 'error', lastError: message, lastErrorAt: now(), consecutiveErrors: { '+=': 1 } })
-    .where({ ID: SYNC_ID, leaseOwner: owner })
-}
+export const recordTip = (owner: string, tip: ChainBlock, finalizedHeight: number, status: SyncStatusValue): Promise<boolean> =>
+  syncState.recordTip(owner, { chainHeight: tip.height, chainTipAt: isoTime(tip.time), finalizedHeight, status })

@@ -2,13 +2,10 @@ import cds from '@sap/cds'
 import type { ChainAService } from '../chains/chain-a/index.ts'
 import { LIST_PAGE_SIZE, type ChainBlock, type ChainTransaction } from '../chains/chain-a/port.ts'
 import { ApiError } from '../lib/errors.ts'
-import { newInstanceId } from '../lib/lease.ts'
-import { scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
+import { LeasedFollower, contiguous, forkHeight, inTransaction, type RunOutcome } from '../lib/leased-follower.ts'
+import type { Position } from '../lib/sync-state.ts'
 import { followerSettings, type FollowerSettings } from './follower-settings.ts'
-import {
-  StaleFollower, claimLease, ensureSyncState, positionOf, readSyncState, recordError, recordTip, releaseLease, rollBackFrom, startAt,
-  wholeBlockAt, writeBlocks, type Position,
-} from './follower-store.ts'
+import { positionOf, readSyncState, recordTip, rollBackFrom, startAt, syncState, wholeBlockAt, writeBlocks } from './follower-store.ts'
 import type { ChainAIndex, FollowedBlock } from './indexer.ts'
 import { eachSettled } from './list-window.ts'
 
@@ -20,13 +17,12 @@ import { eachSettled } from './list-window.ts'
  * from the index. A block whose previous block is not the indexed one starts a reorg: walk back to
  * the fork, roll back everything at or above it, read again from there. One instance indexes at a
  * time: the holder of the lease on the SyncState row; the others stand by and take over when it
- * expires or is handed back.
+ * expires or is handed back (lib/leased-follower.ts).
  */
 
 const LOG = cds.log('chaina-follower')
 
-/** What one run did. */
-export type RunOutcome = 'standby' | 'paused' | 'synced' | 'error' | 'stopped'
+export type { RunOutcome }
 
 /** Upstream calls that run at once while a batch's transactions are read. */
 const PARALLEL_CALLS = 8
@@ -40,74 +36,22 @@ export interface ChainAFollowerOptions {
   instanceId?: string
 }
 
-export class ChainAFollower {
-  readonly instanceId: string
-  readonly settings: FollowerSettings
+export class ChainAFollower extends LeasedFollower<FollowerSettings> {
   private readonly chain: ChainAFollowerOptions['chain']
   private readonly index: ChainAIndex
-  private job?: ScheduledJob
-  private stopped = false
-  private lastOutcome: RunOutcome = 'stopped'
-  /** Runs asked for without a schedule (tests), one after the other. */
-  private unscheduled: Promise<void> = Promise.resolve()
-  /** Whether this instance held the lease at its last run (a change is logged). */
-  private holdsLease = false
   /** The epoch whose pools this instance indexed last. */
   private poolsEpoch?: number
 
   constructor(options: ChainAFollowerOptions) {
+    super({
+      name: 'chain-a follower', log: LOG, state: syncState, network: () => options.chain.networkName,
+      settings: { ...followerSettings(), ...options.settings }, instanceId: options.instanceId,
+    })
     this.chain = options.chain
     this.index = options.index
-    this.settings = { ...followerSettings(), ...options.settings }
-    this.instanceId = options.instanceId ?? newInstanceId()
   }
 
-  /** Runs every intervalMs until stop(). */
-  start(): this {
-    this.job ??= scheduleJob('chain-a follower', this.settings.intervalMs, () => this.run())
-    return this
-  }
-
-  /** One run now, after the one in progress; answers what it did. */
-  async runNow(): Promise<RunOutcome> {
-    if (this.job) await this.job.runNow()
-    else await (this.unscheduled = this.unscheduled.then(() => this.run()).then(() => undefined))
-    return this.lastOutcome
-  }
-
-  /** No further runs; hands the lease back, so another instance takes over at once. */
-  async stop(): Promise<void> {
-    this.stopped = true
-    await this.job?.stop()
-    await this.unscheduled
-    // Best effort: a lease not handed back expires.
-    await inTransaction(() => releaseLease(this.instanceId)).catch(error => LOG.debug('chain-a follower: lease not released', (error as Error).message))
-  }
-
-  /** One run: take or renew the lease, read the tip, catch up. */
-  async run(): Promise<RunOutcome> {
-    this.lastOutcome = await this.runOnce()
-    return this.lastOutcome
-  }
-
-  private async runOnce(): Promise<RunOutcome> {
-    if (this.stopped) return 'stopped'
-    await inTransaction(() => ensureSyncState(this.chain.networkName))
-    const holds = await inTransaction(() => claimLease(this.instanceId, this.settings.leaseMs))
-    if (holds !== this.holdsLease) LOG.info(`chain-a follower ${this.instanceId} ${holds ? 'holds the lease: it indexes' : 'lost the lease: it stands by'}`)
-    this.holdsLease = holds
-    if (!holds) return 'standby'
-    try {
-      return await this.catchUp()
-    } catch (error) {
-      if (error instanceof StaleFollower) return 'standby'
-      LOG.warn('chain-a follower: run failed; it retries', (error as Error).message)
-      await inTransaction(() => recordError(this.instanceId, error))
-      return 'error'
-    }
-  }
-
-  private async catchUp(): Promise<RunOutcome> {
+  protected async catchUp(): Promise<RunOutcome> {
     const state = await inTransaction(readSyncState)
     // The row went (the upstream serves another chain): the next run starts afresh.
     if (!state) return 'standby'
@@ -136,7 +80,7 @@ export class ChainAFollower {
         tip = await port.tip()
         continue
       }
-      const run = await this.withTransactions(contiguous(blocks, at))
+      const run = await this.withTransactions(contiguous(blocks, at, block => block.previousBlock))
       if (run.length) at = await inTransaction(() => writeBlocks(this.index, this.instanceId, at, run, this.settings.leaseMs))
       // A block missing, not following its parent, or whose transactions moved: the upstream changed while we read; look again.
       if (run.length < blocks.length || blocks.length === 0) {
@@ -236,22 +180,16 @@ export class ChainAFollower {
    * back and logged.
    */
   private async followReorg(at: Position, tip: ChainBlock, startHeight: number): Promise<Position> {
-    let height = Math.min(at.height, tip.height)
-    for (; height >= startHeight; height--) {
-      if (at.height - height > this.settings.maxReorgDepth) {
-        throw new ApiError(502, 'CHAIN_A_REORG_TOO_DEEP', `the upstream replaced more than ${this.settings.maxReorgDepth} indexed blocks below height ${at.height}; reindex by hand`)
-      }
-      const probe = height
-      const [local, remote] = await Promise.all([
-        probe === at.height ? at.hash : inTransaction(() => wholeBlockAt(probe)),
-        this.chain.port.block(probe),
-      ])
-      if (local !== null && local === remote?.hash) break
-    }
-    const forkHeight = height + 1
-    if (forkHeight > at.height) return at
-    const rollback = await inTransaction(() => rollBackFrom(this.index, forkHeight, tip.hash, this.instanceId, at))
-    LOG.info(`chain-a reorg: ${rollback.blocksRolledBack} blocks from height ${forkHeight} rolled back; reading the new chain from there`)
+    const { maxReorgDepth } = this.settings
+    const fork = await forkHeight({
+      at, tipHeight: tip.height, floor: startHeight, maxDepth: maxReorgDepth,
+      tooDeep: () => new ApiError(502, 'CHAIN_A_REORG_TOO_DEEP', `the upstream replaced more than ${maxReorgDepth} indexed blocks below height ${at.height}; reindex by hand`),
+      localAt: height => (height === at.height ? Promise.resolve(at.hash) : inTransaction(() => wholeBlockAt(height))),
+      remoteAt: async height => (await this.chain.port.block(height))?.hash,
+    })
+    if (fork > at.height) return at
+    const rollback = await inTransaction(() => rollBackFrom(this.index, fork, tip.hash, this.instanceId, at))
+    LOG.info(`chain-a reorg: ${rollback.blocksRolledBack} blocks from height ${fork} rolled back; reading the new chain from there`)
     return rollback.position
   }
 
@@ -277,18 +215,3 @@ export class ChainAFollower {
     })
   }
 }
-
-/** The leading blocks that each follow the one before, the first following `at`. */
-function contiguous(blocks: ChainBlock[], at: Position): ChainBlock[] {
-  const run: ChainBlock[] = []
-  let previous = at.hash
-  for (const block of blocks) {
-    if (previous !== null && block.previousBlock !== previous) break
-    run.push(block)
-    previous = block.hash
-  }
-  return run
-}
-
-/** Each database step in a transaction of its own, as the privileged user; never across a call to the upstream. */
-const inTransaction = <T>(work: () => Promise<T>): Promise<T> => cds.tx({ user: cds.User.privileged }, () => work()) as Promise<T>

@@ -1,14 +1,11 @@
 import cds from '@sap/cds'
 import type { ChainBBlock, ChainBPort } from '../chains/chain-b/port.ts'
 import { ApiError } from '../lib/errors.ts'
-import { scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
+import { LeasedFollower, contiguous, forkHeight, inTransaction, type RunOutcome } from '../lib/leased-follower.ts'
+import type { Position } from '../lib/sync-state.ts'
 import { epochClock, rowsOf, type EpochClock } from './rows.ts'
-import { newInstanceId } from '../lib/lease.ts'
 import { indexerSettings, type IndexerSettings } from './settings.ts'
-import {
-  StaleFollower, claimLease, ensureSyncState, indexedHashAt, positionOf, readSyncState, recordError, recordTip, releaseLease,
-  rollBackFrom, writeBlocks, type Position,
-} from './store.ts'
+import { indexedHashAt, positionOf, readSyncState, recordTip, rollBackFrom, syncState, writeBlocks } from './store.ts'
 
 /**
  * The chain-B follower: reads blocks from the port into the chain index, from the indexed height + 1
@@ -16,13 +13,12 @@ import {
  * `blocks` subscription announces them, with a periodic catch-up as the safety net. A block whose
  * parent is not the indexed block starts a reorg: walk back to the fork, roll back everything at or
  * above it, read again from there. One instance indexes at a time: the holder of the lease on the
- * SyncState row; the others stand by and take over when it expires.
+ * SyncState row; the others stand by and take over when it expires (lib/leased-follower.ts).
  */
 
 const LOG = cds.log('chainb-indexer')
 
-/** What one run did. */
-export type RunOutcome = 'standby' | 'paused' | 'synced' | 'error' | 'stopped'
+export type { RunOutcome }
 
 export interface FollowerOptions {
   port: ChainBPort
@@ -32,77 +28,34 @@ export interface FollowerOptions {
   instanceId?: string
 }
 
-export class Follower {
-  readonly instanceId: string
-  readonly settings: IndexerSettings
+export class Follower extends LeasedFollower<IndexerSettings> {
   private readonly port: ChainBPort
   private readonly finalityDepth: number
-  private readonly network: string | null
-  private job?: ScheduledJob
   private unsubscribe?: () => void
   /** A run has been asked for by the subscription and has not started yet. */
   private woken = false
-  private stopped = false
-  private lastOutcome: RunOutcome = 'stopped'
-  /** Runs asked for without a schedule (tests), one after the other. */
-  private unscheduled: Promise<void> = Promise.resolve()
 
   constructor(options: FollowerOptions) {
+    super({
+      name: 'chain-b follower', log: LOG, state: syncState, network: () => options.network ?? null,
+      settings: { ...indexerSettings(), ...options.settings }, instanceId: options.instanceId,
+    })
     this.port = options.port
     this.finalityDepth = options.finalityDepth
-    this.network = options.network ?? null
-    this.settings = { ...indexerSettings(), ...options.settings }
-    this.instanceId = options.instanceId ?? newInstanceId()
   }
 
-  /** Runs every intervalMs (and when a block arrives) until stop(). */
-  start(): this {
-    this.job ??= scheduleJob('chain-b follower', this.settings.intervalMs, () => this.run())
-    return this
-  }
-
-  /** One run now, after the one in progress; answers what it did. */
-  async runNow(): Promise<RunOutcome> {
-    if (this.job) await this.job.runNow()
-    else await (this.unscheduled = this.unscheduled.then(() => this.run()).then(() => undefined))
-    return this.lastOutcome
-  }
-
-  /** No further runs; ends the subscription and hands the lease back, so another instance takes over at once. */
-  async stop(): Promise<void> {
-    this.stopped = true
-    await this.job?.stop()
-    this.stopFollowing()
-    // Best effort: a lease not handed back expires.
-    await inTransaction(() => releaseLease(this.instanceId)).catch(error => LOG.debug('chain-b follower: lease not released', (error as Error).message))
-  }
-
-  /** One run: take or renew the lease, read the tip, catch up, follow. */
-  async run(): Promise<RunOutcome> {
-    this.lastOutcome = await this.runOnce()
-    return this.lastOutcome
-  }
-
-  private async runOnce(): Promise<RunOutcome> {
+  /** One run: take or renew the lease, read the tip, catch up, follow (the subscription wakes it when a block arrives). */
+  override async run(): Promise<RunOutcome> {
     this.woken = false
-    if (this.stopped) return 'stopped'
-    await inTransaction(() => ensureSyncState(this.network))
-    if (!(await inTransaction(() => claimLease(this.instanceId, this.settings.leaseMs)))) {
-      this.stopFollowing()
-      return 'standby'
-    }
-    try {
-      return await this.catchUp()
-    } catch (error) {
-      this.stopFollowing()
-      if (error instanceof StaleFollower) return 'standby'
-      LOG.warn('chain-b follower: run failed; it retries', (error as Error).message)
-      await inTransaction(() => recordError(this.instanceId, error))
-      return 'error'
-    }
+    return super.run()
   }
 
-  private async catchUp(): Promise<RunOutcome> {
+  /** No lease, a failed run, or stopped: the subscription ends. */
+  protected override standBy() {
+    this.stopFollowing()
+  }
+
+  protected async catchUp(): Promise<RunOutcome> {
     const state = await inTransaction(readSyncState)
     let tip = await this.port.tip()
     if (state?.paused) {
@@ -132,7 +85,7 @@ export class Follower {
         at = await this.followReorg(at, tip)
         continue
       }
-      const run = contiguous(blocks, at)
+      const run = contiguous(blocks, at, block => block.parentHash)
       if (run.length) {
         const clock = (epochOf ??= epochClock(await this.port.currentEpoch().catch(() => null)))
         at = await inTransaction(() => writeBlocks(this.instanceId, at, run.map(block => rowsOf(block, clock)), this.settings.leaseMs))
@@ -161,18 +114,16 @@ export class Follower {
    * maxReorgDepth below the indexed height. Everything above it is rolled back and logged.
    */
   private async followReorg(at: Position, tip: ChainBBlock): Promise<Position> {
-    let height = Math.min(at.height, tip.height)
-    for (; height >= 0; height--) {
-      if (at.height - height > this.settings.maxReorgDepth) {
-        throw new ApiError(502, 'CHAIN_B_REORG_TOO_DEEP', `the upstream replaced more than ${this.settings.maxReorgDepth} indexed blocks below height ${at.height}; reindex from a height by hand`)
-      }
-      const [local, remote] = await Promise.all([inTransaction(() => indexedHashAt(height)), this.port.block({ height })])
-      if (local !== null && local === remote?.hash) break
-    }
-    const forkHeight = height + 1
-    if (forkHeight > at.height) return at
-    const rollback = await inTransaction(() => rollBackFrom(forkHeight, 'reorg', { newTipHash: tip.hash }, { owner: this.instanceId, at }))
-    LOG.info(`chain-b reorg: ${rollback.blocksRolledBack} blocks from height ${forkHeight} rolled back; reading the new chain from there`)
+    const { maxReorgDepth } = this.settings
+    const fork = await forkHeight({
+      at, tipHeight: tip.height, floor: 0, maxDepth: maxReorgDepth,
+      tooDeep: () => new ApiError(502, 'CHAIN_B_REORG_TOO_DEEP', `the upstream replaced more than ${maxReorgDepth} indexed blocks below height ${at.height}; reindex from a height by hand`),
+      localAt: height => inTransaction(() => indexedHashAt(height)),
+      remoteAt: async height => (await this.port.block({ height }))?.hash,
+    })
+    if (fork > at.height) return at
+    const rollback = await inTransaction(() => rollBackFrom(fork, 'reorg', { newTipHash: tip.hash }, { owner: this.instanceId, at }))
+    LOG.info(`chain-b reorg: ${rollback.blocksRolledBack} blocks from height ${fork} rolled back; reading the new chain from there`)
     return rollback.position
   }
 
@@ -202,18 +153,3 @@ export class Follower {
     this.job.runNow().catch(error => LOG.warn('chain-b follower: run failed', (error as Error).message))
   }
 }
-
-/** The leading blocks that each follow the one before, the first following `at`. */
-function contiguous(blocks: ChainBBlock[], at: Position): ChainBBlock[] {
-  const run: ChainBBlock[] = []
-  let parent = at.hash
-  for (const block of blocks) {
-    if (parent !== null && block.parentHash !== parent) break
-    run.push(block)
-    parent = block.hash
-  }
-  return run
-}
-
-/** Each database step in a transaction of its own, as the privileged user; never across a call to the upstream. */
-const inTransaction = <T>(work: () => Promise<T>): Promise<T> => cds.tx({ user: cds.User.privileged }, () => work()) as Promise<T>

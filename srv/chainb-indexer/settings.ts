@@ -1,11 +1,24 @@
-import { booleanSetting, numberSetting, requiresBlock } from '../lib/settings.ts'
+import { requiresOptions, type Environment } from '../lib/requires-options.ts'
 
 /**
- * The indexer's settings: an environment variable first, else `cds.requires['chain-b'].crawler.<name>`,
- * else the default. Read at each use, so a changed variable counts from the next run.
+ * The indexer's settings, `cds.requires['chain-b'].crawler`: a documented variable first
+ * (CRAWLER_ENVIRONMENT), else the option, else the default. Read at each use, so a changed
+ * variable counts from the next run.
  */
 
-const configured = () => (requiresBlock('chain-b').crawler ?? {}) as Record<string, string | number | boolean | undefined>
+/** The indexer's documented environment variables (README, Configuration) and the option each one sets. */
+export const CRAWLER_ENVIRONMENT: Environment = {
+  CHAIN_B_CRAWLER_ENABLED: 'crawler.enabled',
+  CHAIN_B_CRAWLER_INTERVAL_MS: 'crawler.intervalMs',
+  CHAIN_B_CRAWLER_BATCH_SIZE: 'crawler.batchSize',
+  CHAIN_B_CRAWLER_LEASE_MS: 'crawler.leaseMs',
+  CHAIN_B_CRAWLER_MAX_REORG_DEPTH: 'crawler.maxReorgDepth',
+  CHAIN_B_HEALTH_DEGRADED_LAG: 'crawler.degradedLag',
+  CHAIN_B_HEALTH_UNHEALTHY_LAG: 'crawler.unhealthyLag',
+}
+
+const options = requiresOptions('chain-b', CRAWLER_ENVIRONMENT, { named: 'variable' })
+const configured = () => options.reader(options.options())
 
 export interface IndexerSettings {
   /** Whether this instance runs the follower at all (CHAIN_B_CRAWLER_ENABLED, default true). */
@@ -21,13 +34,13 @@ export interface IndexerSettings {
 }
 
 export function indexerSettings(): IndexerSettings {
-  const given = configured()
+  const read = configured()
   return {
-    enabled: booleanSetting('CHAIN_B_CRAWLER_ENABLED', given.enabled, true),
-    intervalMs: positive('CHAIN_B_CRAWLER_INTERVAL_MS', given.intervalMs, 5000),
-    batchSize: positive('CHAIN_B_CRAWLER_BATCH_SIZE', given.batchSize, 50),
-    leaseMs: positive('CHAIN_B_CRAWLER_LEASE_MS', given.leaseMs, 30000),
-    maxReorgDepth: positive('CHAIN_B_CRAWLER_MAX_REORG_DEPTH', given.maxReorgDepth, 100),
+    enabled: read.boolean('crawler.enabled', true),
+    intervalMs: read.positiveWhole('crawler.intervalMs', 5000),
+    batchSize: read.positiveWhole('crawler.batchSize', 50),
+    leaseMs: read.positiveWhole('crawler.leaseMs', 30000),
+    maxReorgDepth: read.positiveWhole('crawler.maxReorgDepth', 100),
   }
 }
 
@@ -39,15 +52,9 @@ export interface HealthThresholds {
 }
 
 export function healthThresholds(): HealthThresholds {
-  const given = configured()
-  const degradedLag = numberSetting('CHAIN_B_HEALTH_DEGRADED_LAG', given.degradedLag as number, 10)
-  const unhealthyLag = numberSetting('CHAIN_B_HEALTH_UNHEALTHY_LAG', given.unhealthyLag as number, 100)
+  const read = configured()
+  const degradedLag = read.number('crawler.degradedLag', 10)
+  const unhealthyLag = read.number('crawler.unhealthyLag', 100)
   if (degradedLag < 0 || unhealthyLag < degradedLag) throw new Error(`Health thresholds must satisfy 0 <= CHAIN_B_HEALTH_DEGRADED_LAG (${degradedLag}) <= CHAIN_B_HEALTH_UNHEALTHY_LAG (${unhealthyLag})`)
   return { degradedLag, unhealthyLag }
-}
-
-function positive(name: string, fromCds: string | number | boolean | undefined, fallback: number): number {
-  const value = numberSetting(name, fromCds as string | number | undefined, fallback)
-  if (!(value > 0)) throw new Error(`Setting ${name} must be a positive number, got ${value}`)
-  return Math.floor(value)
 }

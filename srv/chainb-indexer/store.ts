@@ -1,16 +1,12 @@
 import cds from '@sap/cds'
 import { Blocks, ContractActions, ReorgLog, SyncState, TransactionSegments, Transactions, UnshieldedUtxos } from '#cds-models/chainb'
 import type { SyncState as SyncRow } from '#cds-models/chainb'
-import { ApiError } from '../lib/errors.ts'
-import { claimLease as claimRowLease, releaseLease as releaseRowLease } from '../lib/lease.ts'
-import { runWrite, tableOf } from '../lib/plain-sql.ts'
+import { SyncStateRow, now, type Position, type SyncStatusValue } from '../lib/sync-state.ts'
 import { isoTime, utxoRow, type BlockRows } from './rows.ts'
 
 /**
- * The follower's writes to the chain index, each in the caller's transaction. Every writer starts
- * with a guarded UPDATE of the one SyncState row: it is the lock that orders writers on PostgreSQL,
- * and its condition (the lease holder, at the expected position) makes a write that lost the race
- * change nothing, so the caller's transaction is rolled back.
+ * The follower's writes to the chain index, each in the caller's transaction, each starting with a
+ * guarded UPDATE of the SyncState row (lib/sync-state.ts).
  */
 
 const { SELECT, INSERT, UPDATE, DELETE } = cds.ql
@@ -19,41 +15,14 @@ export const SYNC_ID = 'chain-b'
 /** The position of an empty index: below genesis (height 0). */
 export const NOTHING_INDEXED = { height: -1, hash: null as string | null }
 
-export type Position = { height: number; hash: string | null }
-export type SyncStatusValue = 'syncing' | 'synced' | 'paused' | 'error'
+export const syncState = new SyncStateRow<SyncRow>(SyncState, ReorgLog, SYNC_ID, { indexedHeight: NOTHING_INDEXED.height })
 
-/** A write made by a follower that no longer holds the lease or whose position moved: nothing was written. */
-export class StaleFollower extends Error {}
-
-const now = () => new Date().toISOString()
-const later = (ms: number) => new Date(Date.now() + ms).toISOString()
-
-export const readSyncState = (): Promise<SyncRow | undefined> => SELECT.one.from(SyncState).where({ ID: SYNC_ID }) as Promise<SyncRow | undefined>
+export const readSyncState = (): Promise<SyncRow | undefined> => syncState.read()
 
 /** The SyncState row, created on the first run (by whichever instance comes first; the others' inserts do nothing). */
-export async function ensureSyncState(network: string | null): Promise<void> {
-  if (await readSyncState()) return
-  await runWrite(
-    `INSERT INTO ${tableOf(SyncState)} (ID, network, indexedHeight, status, consecutiveErrors, blocksIndexed, transactionsIndexed, reorgs, paused) `
-    + 'VALUES (?, ?, ?, ?, 0, 0, 0, 0, ?) ON CONFLICT (ID) DO NOTHING',
-    [SYNC_ID, network, NOTHING_INDEXED.height, 'syncing', false],
-  )
-}
+export const ensureSyncState = (network: string | null): Promise<void> => syncState.ensure(network)
 
 export const positionOf = (state: SyncRow): Position => ({ height: state.indexedHeight ?? NOTHING_INDEXED.height, hash: state.indexedHash ?? null })
-
-/** Takes or renews the lease: free, expired, or already ours. Answers whether `owner` holds it now. */
-export const claimLease = (owner: string, leaseMs: number): Promise<boolean> => claimRowLease(SyncState, SYNC_ID, owner, leaseMs)
-
-export const releaseLease = (owner: string): Promise<void> => releaseRowLease(SyncState, SYNC_ID, owner)
-
-/** The guard of a follower's write: still the holder, still at `at`, not paused. */
-const heldAt = (owner: string, at: Position) => ({ ID: SYNC_ID, leaseOwner: owner, paused: false, indexedHeight: at.height, indexedHash: at.hash })
-
-async function guardedUpdate(values: Record<string, unknown>, where: Record<string, unknown>): Promise<void> {
-  const changed = await UPDATE.entity(SyncState).with(values).where(where)
-  if (Number(changed) !== 1) throw new StaleFollower('the lease or the indexed position changed; nothing written')
-}
 
 /**
  * Writes a contiguous run of blocks following `at` (the first block's parent is `at.hash`) and moves
@@ -62,11 +31,7 @@ async function guardedUpdate(values: Record<string, unknown>, where: Record<stri
 export async function writeBlocks(owner: string, at: Position, batch: BlockRows[], leaseMs: number): Promise<Position> {
   const last = batch[batch.length - 1].block
   const transactions = batch.flatMap(rows => rows.transactions)
-  await guardedUpdate({
-    indexedHeight: last.height, indexedHash: last.hash, indexedAt: now(), indexedBlockAt: last.timestamp,
-    blocksIndexed: { '+=': batch.length }, transactionsIndexed: { '+=': transactions.length },
-    consecutiveErrors: 0, lastError: null, leaseExpiresAt: later(leaseMs),
-  }, heldAt(owner, at))
+  await syncState.advance(owner, at, { height: last.height as number, hash: last.hash as string, blockAt: last.timestamp ?? null }, batch.length, transactions.length, leaseMs)
   await INSERT.into(Blocks).entries(batch.map(rows => rows.block))
   await insertAll(Transactions, transactions)
   await insertAll(TransactionSegments, batch.flatMap(rows => rows.segments))
@@ -100,7 +65,7 @@ export interface Rollback {
  */
 export async function rollBackFrom(forkHeight: number, cause: 'reorg' | 'reindex', log: { newTipHash?: string | null }, heldBy?: { owner: string; at: Position }): Promise<Rollback> {
   // Lock (and check) the SyncState row before reading what to remove.
-  await guardedUpdate({ indexedAt: now() }, heldBy ? heldAt(heldBy.owner, heldBy.at) : { ID: SYNC_ID })
+  await syncState.guardedUpdate({ indexedAt: now() }, heldBy ? syncState.heldAt(heldBy.owner, heldBy.at) : { ID: SYNC_ID })
   const state = (await readSyncState()) as SyncRow
   const removed = SELECT.from(Transactions).columns('hash').where({ blockHeight: { '>=': forkHeight } })
   const transactionsRolledBack = await countOf(Transactions, { blockHeight: { '>=': forkHeight } })
@@ -113,14 +78,8 @@ export async function rollBackFrom(forkHeight: number, cause: 'reorg' | 'reindex
   await DELETE.from(Blocks).where({ height: { '>=': forkHeight } })
   const below = await SELECT.one.from(Blocks).columns('hash', 'height', 'timestamp').where({ height: forkHeight - 1 })
   const position: Position = below ? { height: below.height as number, hash: below.hash as string } : NOTHING_INDEXED
-  await UPDATE.entity(SyncState).with({
-    indexedHeight: position.height, indexedHash: position.hash, indexedBlockAt: below?.timestamp ?? null,
-    finalizedHeight: Math.min(state.finalizedHeight ?? position.height, position.height),
-    blocksIndexed: { '-=': blocksRolledBack }, transactionsIndexed: { '-=': transactionsRolledBack },
-    ...(cause === 'reorg' ? { reorgs: { '+=': 1 } } : {}),
-  }).where({ ID: SYNC_ID })
-  await INSERT.into(ReorgLog).entries({
-    ID: cds.utils.uuid(), detectedAt: now(), forkHeight, oldTipHash: state.indexedHash, newTipHash: log.newTipHash ?? null, blocksRolledBack, cause,
+  await syncState.rolledBack(state, {
+    forkHeight, position, positionBlockAt: below?.timestamp ?? null, blocksRolledBack, transactionsRolledBack, cause, newTipHash: log.newTipHash ?? null,
   })
   return { forkHeight, blocksRolledBack, transactionsRolledBack, position }
 }
@@ -133,17 +92,8 @@ export async function indexedHashAt(height: number): Promise<string | null> {
 
 /** The upstream's tip and finality as the lease holder last saw them, and its status. */
 export async function recordTip(owner: string, tip: { height: number; timestamp: number }, finalizedHeight: number, status: SyncStatusValue): Promise<void> {
-  await UPDATE.entity(SyncState)
-    .set({ chainHeight: tip.height, chainTipAt: isoTime(tip.timestamp), finalizedHeight, status })
-    .where({ ID: SYNC_ID, leaseOwner: owner })
+  await syncState.recordTip(owner, { chainHeight: tip.height, chainTipAt: isoTime(tip.timestamp), finalizedHeight, status })
   await UPDATE.entity(Blocks).set({ finalized: true }).where({ height: { '<=': finalizedHeight }, finalized: false })
-}
-
-export async function recordError(owner: string, error: unknown): Promise<void> {
-  const message = (error instanceof ApiError ? `${error.code}: ` : '') + String((error as Error)?.message ?? error).slice(0, 450)
-  await UPDATE.entity(SyncState)
-    .with({ status: 'error', lastError: message, lastErrorAt: now(), consecutiveErrors: { '+=': 1 } })
-    .where({ ID: SYNC_ID, leaseOwner: owner })
 }
 
 /** Pauses or resumes indexing on every instance. */

@@ -1,9 +1,18 @@
-import { numberSetting, optionalSetting, requiresBlock } from '../lib/settings.ts'
+import { requiresOptions, type Environment } from '../lib/requires-options.ts'
 
 /**
- * The verify lane's limits: an environment variable first, else `cds.requires['chain-b'].verify.<name>`,
- * else the default. Read at each use.
+ * The verify lane's limits, `cds.requires['chain-b'].verify`: a documented variable first
+ * (VERIFY_ENVIRONMENT), else the option, else the default. Read at each use.
  */
+
+/** The verify lane's documented environment variables (README, Configuration) and the option each one sets. */
+export const VERIFY_ENVIRONMENT: Environment = {
+  CHAIN_B_VERIFY_RATE_PER_SECOND: 'verify.ratePerSecond',
+  CHAIN_B_VERIFY_BURST: 'verify.burst',
+  CHAIN_B_TRUSTED_ROOT_VOUCHERS: 'verify.trustedRootVouchers',
+}
+
+const options = requiresOptions('chain-b', VERIFY_ENVIRONMENT, { named: 'variable' })
 export interface VerifySettings {
   /** Calls per second each client address may make (CHAIN_B_VERIFY_RATE_PER_SECOND, default 10). */
   ratePerSecond: number
@@ -18,16 +27,16 @@ export interface VerifySettings {
 }
 
 export function verifySettings(): VerifySettings {
-  const given = (requiresBlock('chain-b').verify ?? {}) as Record<string, string | number | undefined>
-  const positive = (name: string, value: string | number | undefined, fallback: number) => {
-    const number = numberSetting(name, value, fallback)
-    if (!(number > 0)) throw new Error(`Setting ${name} must be a positive number, got '${number}'`)
+  const read = options.reader(options.options())
+  const positive = (path: string, fallback: number) => {
+    const number = read.number(path, fallback)
+    if (!(number > 0)) throw new Error(`Setting ${options.optionName(path)} must be a positive number, got '${number}'`)
     return number
   }
   return {
-    ratePerSecond: positive('CHAIN_B_VERIFY_RATE_PER_SECOND', given.ratePerSecond, 10),
-    burst: positive('CHAIN_B_VERIFY_BURST', given.burst, 30),
-    trustedRootVouchers: vouchersOf(optionalSetting('CHAIN_B_TRUSTED_ROOT_VOUCHERS', given.trustedRootVouchers)),
+    ratePerSecond: positive('verify.ratePerSecond', 10),
+    burst: positive('verify.burst', 30),
+    trustedRootVouchers: vouchersOf(read.optional('verify.trustedRootVouchers')),
   }
 }
 

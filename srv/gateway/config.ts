@@ -1,4 +1,26 @@
-import { booleanSetting, numberSetting, optionalSetting, requiresBlock, stringSetting } from '../lib/settings.ts'
+import { requiresOptions, type Environment } from '../lib/requires-options.ts'
+
+/**
+ * The gateway's settings, `cds.requires.gateway`: a documented variable first (ENVIRONMENT), else
+ * the option, else the default. Read at each use.
+ */
+
+/** The gateway's documented environment variables (README, Configuration) and the option each one sets. */
+export const ENVIRONMENT: Environment = {
+  GATEWAY_ENABLED: 'enabled',
+  GATEWAY_TIMEOUT_MS: 'timeoutMs',
+  GATEWAY_RESERVATION_TIMEOUT_S: 'reservationTimeoutS',
+  GATEWAY_SWEEP_INTERVAL_S: 'sweepIntervalS',
+  GATEWAY_RATE_PER_SECOND: 'ratePerSecond',
+  GATEWAY_BURST: 'burst',
+  GATEWAY_MAX_CALLS_IN_FLIGHT: 'maxCallsInFlight',
+  GATEWAY_AUTH_FAILURES: 'authFailures',
+  GATEWAY_AUTH_FAILURE_WINDOW_S: 'authFailureWindowS',
+  GATEWAY_PUBLIC_URL: 'publicUrl',
+  GATEWAY_MCP_PACKAGE: 'mcpPackage',
+}
+
+const options = requiresOptions('gateway', ENVIRONMENT, { named: 'variable' })
 
 export interface GatewayConfig {
   /** The hosted gateway is on: API keys, metering, route gating (off when self-hosted). */
@@ -16,7 +38,7 @@ export interface GatewayConfig {
   /** Unauthenticated failures allowed per client address and window before 429. */
   authFailures: number
   authFailureWindowS: number
-  /** Base URL shown with a new key: where to send it; also where the key lanes tell their clients to go. */
+  /** Base URL shown with a new key: where to send it; also the domain and URI of the wallet sign-in message. */
   publicUrl: string
   /**
    * How an MCP client gets the tool servers: an npm package spec for `npx --package` (once this
@@ -33,20 +55,20 @@ export const rememberListeningPort = (port: number | undefined) => {
 }
 
 export function gatewayConfig(): GatewayConfig {
-  const block = requiresBlock('gateway')
-  const rate = numberSetting('GATEWAY_RATE_PER_SECOND', block.ratePerSecond, 0)
-  const burst = numberSetting('GATEWAY_BURST', block.burst, 0)
+  const read = options.reader(options.options())
+  const rate = read.number('ratePerSecond', 0)
+  const burst = read.number('burst', 0)
   return {
-    enabled: booleanSetting('GATEWAY_ENABLED', block.enabled, false),
-    timeoutMs: numberSetting('GATEWAY_TIMEOUT_MS', block.timeoutMs, 30_000),
-    reservationTimeoutS: numberSetting('GATEWAY_RESERVATION_TIMEOUT_S', block.reservationTimeoutS, 90),
-    sweepIntervalS: numberSetting('GATEWAY_SWEEP_INTERVAL_S', block.sweepIntervalS, 30),
+    enabled: read.boolean('enabled', false),
+    timeoutMs: read.number('timeoutMs', 30_000),
+    reservationTimeoutS: read.number('reservationTimeoutS', 90),
+    sweepIntervalS: read.number('sweepIntervalS', 30),
     ratePerSecond: rate > 0 ? rate : undefined,
     burst: burst > 0 ? burst : undefined,
-    maxCallsInFlight: numberSetting('GATEWAY_MAX_CALLS_IN_FLIGHT', block.maxCallsInFlight, 16),
-    authFailures: numberSetting('GATEWAY_AUTH_FAILURES', block.authFailures, 20),
-    authFailureWindowS: numberSetting('GATEWAY_AUTH_FAILURE_WINDOW_S', block.authFailureWindowS, 900),
-    publicUrl: stringSetting('GATEWAY_PUBLIC_URL', block.publicUrl, `http://localhost:${listeningPort ?? (process.env.PORT || 4004)}`).replace(/\/+$/, ''),
-    mcpPackage: optionalSetting('GATEWAY_MCP_PACKAGE', block.mcpPackage),
+    maxCallsInFlight: read.number('maxCallsInFlight', 16),
+    authFailures: read.number('authFailures', 20),
+    authFailureWindowS: read.number('authFailureWindowS', 900),
+    publicUrl: read.string('publicUrl', `http://localhost:${listeningPort ?? (process.env.PORT || 4004)}`).replace(/\/+$/, ''),
+    mcpPackage: read.optional('mcpPackage'),
   }
 }

@@ -1,5 +1,28 @@
-import { booleanSetting, isProduction, numberSetting, optionalSetting, requiresBlock } from '../lib/settings.ts'
+import { requiresOptions, type Environment } from '../lib/requires-options.ts'
+import { isProduction } from '../lib/settings.ts'
 import { laneSecret } from './lane-secret.ts'
+
+/** The key lanes' documented environment variables (docs/configuration.md) and the option of `cds.requires.gateway` each one sets. */
+export const LANE_ENVIRONMENT: Environment = {
+  GATEWAY_WALLET_FREE_UNITS: 'walletFreeUnits',
+  GATEWAY_WALLET_FREE_MIN_LOVELACE: 'walletFreeMinLovelace',
+  GATEWAY_WALLET_FREE_HISTORY: 'walletFreeHistory',
+  GATEWAY_WALLET_FREE_DAILY_UNITS: 'walletFreeDailyUnits',
+  GATEWAY_WALLET_SESSION_MINUTES: 'walletSessionMinutes',
+  GATEWAY_VOUCHER_PEPPER: 'voucherPepper',
+  GATEWAY_VOUCHER_FAILURES: 'voucherFailures',
+  GATEWAY_VOUCHER_FAILURE_WINDOW_S: 'voucherFailureWindowS',
+  GATEWAY_X402_PAY_TO: 'payTo',
+  GATEWAY_X402_CONFIRMATIONS: 'confirmations',
+  GATEWAY_X402_SETTLE_WAIT_MS: 'settleWaitMs',
+  GATEWAY_X402_QUOTE_SECONDS: 'quoteSeconds',
+  GATEWAY_X402_QUOTES_PER_MINUTE: 'quotesPerMinute',
+  GATEWAY_X402_PAYER_QUOTES_PER_MINUTE: 'payerQuotesPerMinute',
+  GATEWAY_X402_SWEEP_INTERVAL_MS: 'sweepIntervalMs',
+  GATEWAY_X402_UNCOLLECTED_GRACE_MS: 'uncollectedGraceMs',
+}
+
+const options = requiresOptions('gateway', LANE_ENVIRONMENT, { named: 'variable' })
 
 /** The key lanes' settings: the `GATEWAY_…` variables and `cds.requires.gateway`, as the gateway's own. */
 export interface LaneConfig {
@@ -46,32 +69,31 @@ export interface PurchaseConfig {
 const DEVELOPMENT_PEPPER = 'development-only voucher pepper: set GATEWAY_VOUCHER_PEPPER in production'
 
 export function laneConfig(): LaneConfig {
-  const block = requiresBlock('gateway')
+  const read = options.reader(options.options())
   return {
-    walletFreeUnits: numberSetting('GATEWAY_WALLET_FREE_UNITS', block.walletFreeUnits, 500),
-    walletFreeMinLovelace: numberSetting('GATEWAY_WALLET_FREE_MIN_LOVELACE', block.walletFreeMinLovelace, 5_000_000),
-    walletFreeHistory: booleanSetting('GATEWAY_WALLET_FREE_HISTORY', block.walletFreeHistory, true),
-    walletFreeDailyUnits: numberSetting('GATEWAY_WALLET_FREE_DAILY_UNITS', block.walletFreeDailyUnits, 100_000),
-    walletSessionMinutes: numberSetting('GATEWAY_WALLET_SESSION_MINUTES', block.walletSessionMinutes, 30),
-    voucherPepper: voucherPepper(block.voucherPepper),
-    voucherFailures: numberSetting('GATEWAY_VOUCHER_FAILURES', block.voucherFailures, 10),
-    voucherFailureWindowS: numberSetting('GATEWAY_VOUCHER_FAILURE_WINDOW_S', block.voucherFailureWindowS, 900),
+    walletFreeUnits: read.number('walletFreeUnits', 500),
+    walletFreeMinLovelace: read.number('walletFreeMinLovelace', 5_000_000),
+    walletFreeHistory: read.boolean('walletFreeHistory', true),
+    walletFreeDailyUnits: read.number('walletFreeDailyUnits', 100_000),
+    walletSessionMinutes: read.number('walletSessionMinutes', 30),
+    voucherPepper: voucherPepper(read.optional('voucherPepper')),
+    voucherFailures: read.number('voucherFailures', 10),
+    voucherFailureWindowS: read.number('voucherFailureWindowS', 900),
     laneSecret: laneSecret(),
     purchase: {
-      payTo: optionalSetting('GATEWAY_X402_PAY_TO', block.payTo),
-      confirmations: numberSetting('GATEWAY_X402_CONFIRMATIONS', block.confirmations, 1),
-      settleWaitMs: numberSetting('GATEWAY_X402_SETTLE_WAIT_MS', block.settleWaitMs, 10_000),
-      quoteSeconds: numberSetting('GATEWAY_X402_QUOTE_SECONDS', block.quoteSeconds, 600),
-      quotesPerMinute: numberSetting('GATEWAY_X402_QUOTES_PER_MINUTE', block.quotesPerMinute, 60),
-      payerQuotesPerMinute: numberSetting('GATEWAY_X402_PAYER_QUOTES_PER_MINUTE', block.payerQuotesPerMinute, 10),
-      sweepIntervalMs: numberSetting('GATEWAY_X402_SWEEP_INTERVAL_MS', block.sweepIntervalMs, 60_000),
-      uncollectedGraceMs: numberSetting('GATEWAY_X402_UNCOLLECTED_GRACE_MS', block.uncollectedGraceMs, 300_000),
+      payTo: read.optional('payTo'),
+      confirmations: read.number('confirmations', 1),
+      settleWaitMs: read.number('settleWaitMs', 10_000),
+      quoteSeconds: read.number('quoteSeconds', 600),
+      quotesPerMinute: read.number('quotesPerMinute', 60),
+      payerQuotesPerMinute: read.number('payerQuotesPerMinute', 10),
+      sweepIntervalMs: read.number('sweepIntervalMs', 60_000),
+      uncollectedGraceMs: read.number('uncollectedGraceMs', 300_000),
     },
   }
 }
 
-function voucherPepper(configured: Parameters<typeof optionalSetting>[1]): string {
-  const pepper = optionalSetting('GATEWAY_VOUCHER_PEPPER', configured)
+function voucherPepper(pepper: string | undefined): string {
   if (pepper) return pepper
   if (isProduction()) throw new Error('GATEWAY_VOUCHER_PEPPER must be set in production: voucher codes are stored under a keyed hash')
   return DEVELOPMENT_PEPPER

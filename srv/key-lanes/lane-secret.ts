@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { isProduction, optionalSetting, requiresBlock } from '../lib/settings.ts'
+import { requiresOptions } from '../lib/requires-options.ts'
+import { isProduction } from '../lib/settings.ts'
 
 /**
  * The key lanes' server secret (`GATEWAY_LANE_SECRET`): a MAC under it shows that the gateway
@@ -14,8 +15,11 @@ const DEVELOPMENT_SECRET = 'development-only lane secret: set GATEWAY_LANE_SECRE
 /** A shorter secret is refused: it could be guessed offline from one MAC. */
 const MIN_SECRET_LENGTH = 32
 
+/** `cds.requires.gateway.laneSecret`, GATEWAY_LANE_SECRET first. */
+const options = requiresOptions('gateway', { GATEWAY_LANE_SECRET: 'laneSecret' }, { named: 'variable' })
+
 export function laneSecret(): string {
-  const secret = optionalSetting('GATEWAY_LANE_SECRET', requiresBlock('gateway').laneSecret)
+  const secret = options.reader(options.options()).optional('laneSecret')
   if (secret === undefined) {
     if (isProduction()) throw new Error('GATEWAY_LANE_SECRET must be set in production: the key lanes sign what they issue with it')
     return DEVELOPMENT_SECRET

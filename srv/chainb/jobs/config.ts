@@ -1,11 +1,26 @@
-import { hostname } from 'node:os'
-import { randomBytes } from 'node:crypto'
-import { booleanSetting, numberSetting, requiresBlock } from '../../lib/settings.ts'
+import { newInstanceId } from '../../lib/lease.ts'
+import { requiresOptions, type Environment } from '../../lib/requires-options.ts'
 
 /**
  * The job runner's settings: `cds.requires['chain-b'].jobs.<name>`, each overridden by its
- * environment variable (the README's configuration table lists them).
+ * documented variable (JOBS_ENVIRONMENT). Read at each use.
  */
+
+/** The job runner's documented environment variables (README, Configuration) and the option each one sets. */
+export const JOBS_ENVIRONMENT: Environment = {
+  CHAIN_B_JOBS_RUNNER: 'jobs.enabled',
+  CHAIN_B_JOBS_CONCURRENCY: 'jobs.concurrency',
+  CHAIN_B_JOBS_POLL_MS: 'jobs.pollMs',
+  CHAIN_B_JOBS_LEASE_MS: 'jobs.leaseMs',
+  CHAIN_B_JOBS_MAX_ATTEMPTS: 'jobs.maxAttempts',
+  CHAIN_B_JOBS_RETRY_MS: 'jobs.retryMs',
+  CHAIN_B_JOBS_RESUBMIT_AFTER_BLOCKS: 'jobs.resubmitAfterBlocks',
+  CHAIN_B_JOBS_UNAVAILABLE_TIMEOUT_MS: 'jobs.unavailableTimeoutMs',
+  CHAIN_B_JOBS_MAX_QUEUED_PER_OWNER: 'jobs.maxQueuedPerOwner',
+  CHAIN_B_JOBS_WITNESS_HOLD_MS: 'jobs.witnessHoldMs',
+}
+
+const options = requiresOptions('chain-b', JOBS_ENVIRONMENT, { named: 'variable' })
 export interface JobSettings {
   /** Whether this instance runs jobs at all (CHAIN_B_JOBS_RUNNER); every instance accepts them. */
   enabled: boolean
@@ -37,20 +52,20 @@ export interface JobSettings {
 }
 
 export function jobSettings(): JobSettings {
-  const configured = (requiresBlock('chain-b').jobs ?? {}) as Record<string, string | number | boolean | undefined>
+  const read = options.reader(options.options())
   return {
-    enabled: booleanSetting('CHAIN_B_JOBS_RUNNER', configured.enabled, true),
-    concurrency: Math.max(1, numberSetting('CHAIN_B_JOBS_CONCURRENCY', configured.concurrency as number, 4)),
-    pollMs: Math.max(10, numberSetting('CHAIN_B_JOBS_POLL_MS', configured.pollMs as number, 250)),
-    leaseMs: Math.max(1000, numberSetting('CHAIN_B_JOBS_LEASE_MS', configured.leaseMs as number, 30_000)),
-    maxAttempts: Math.max(1, numberSetting('CHAIN_B_JOBS_MAX_ATTEMPTS', configured.maxAttempts as number, 5)),
-    retryMs: Math.max(10, numberSetting('CHAIN_B_JOBS_RETRY_MS', configured.retryMs as number, 1000)),
-    resubmitAfterBlocks: Math.max(1, numberSetting('CHAIN_B_JOBS_RESUBMIT_AFTER_BLOCKS', configured.resubmitAfterBlocks as number, 3)),
-    unavailableTimeoutMs: numberSetting('CHAIN_B_JOBS_UNAVAILABLE_TIMEOUT_MS', configured.unavailableTimeoutMs as number, 15 * 60_000),
-    maxQueuedPerOwner: Math.max(1, Math.floor(numberSetting('CHAIN_B_JOBS_MAX_QUEUED_PER_OWNER', configured.maxQueuedPerOwner as number, 20))),
-    witnessHoldMs: Math.max(1000, numberSetting('CHAIN_B_JOBS_WITNESS_HOLD_MS', configured.witnessHoldMs as number, 60_000)),
+    enabled: read.boolean('jobs.enabled', true),
+    concurrency: Math.max(1, read.number('jobs.concurrency', 4)),
+    pollMs: Math.max(10, read.number('jobs.pollMs', 250)),
+    leaseMs: Math.max(1000, read.number('jobs.leaseMs', 30_000)),
+    maxAttempts: Math.max(1, read.number('jobs.maxAttempts', 5)),
+    retryMs: Math.max(10, read.number('jobs.retryMs', 1000)),
+    resubmitAfterBlocks: Math.max(1, read.number('jobs.resubmitAfterBlocks', 3)),
+    unavailableTimeoutMs: read.number('jobs.unavailableTimeoutMs', 15 * 60_000),
+    maxQueuedPerOwner: Math.max(1, Math.floor(read.number('jobs.maxQueuedPerOwner', 20))),
+    witnessHoldMs: Math.max(1000, read.number('jobs.witnessHoldMs', 60_000)),
   }
 }
 
-/** This process's name on the leases it takes: host, process id and a random part (a restarted process is another owner). */
-export const INSTANCE_ID = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`.slice(0, 100)
+/** This process's name on the job claims it takes (a restarted process is another owner), as long as Jobs.leaseOwner holds. */
+export const INSTANCE_ID = newInstanceId().slice(0, 100)

@@ -1,12 +1,13 @@
 import cds from '@sap/cds'
 import { dirname, resolve } from 'node:path'
-import { booleanValue, isProduction, numberValue, optionalValue, profiles, requiresBlock, stringValue } from '../../lib/settings.ts'
+import { requiresOptions, valueAt, type Environment, type OptionValue, type Tree } from '../../lib/requires-options.ts'
+import { isProduction, optionalValue, profiles, requiresBlock } from '../../lib/settings.ts'
 
 /**
  * The options of the chain-a service, `cds.requires['chain-a']`: set per profile in package.json,
  * by CAP's own variables (`CDS_REQUIRES_CHAIN_A_NETWORK`, `cds_requires_chain_a_credentials_url`,
  * `CDS_CONFIG`...), and by the documented variables of ENVIRONMENT, which the bootstrap maps into
- * cds.env once at start. Inside the code there is one set of names: the options'.
+ * cds.env once at start (lib/requires-options.ts). Inside the code there is one set of names: the options'.
  */
 
 /** Kinds of cached chain-A data that expire; each has its own TTL in seconds. */
@@ -29,7 +30,7 @@ export const DEFAULT_TTL_SECONDS: Record<TtlKind, number> = {
 const envNameForTtl = (kind: TtlKind) => 'CHAIN_A_TTL_' + kind.replace(/[A-Z]/g, c => '_' + c).toUpperCase()
 
 /** The documented environment variables (README, Configuration) and the option each one sets. */
-export const ENVIRONMENT: Readonly<Record<string, string>> = {
+export const ENVIRONMENT: Environment = {
   CHAIN_A_NETWORK: 'network',
   BLOCKFROST_PROJECT_ID: 'credentials.projectId',
   BLOCKFROST_URL: 'credentials.url',
@@ -52,7 +53,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   DEVNET_STATE_DIR: 'devnetOptions.stateDir',
 }
 
-type Value = string | number | boolean | null | undefined
+type Value = OptionValue
 
 /** `cds.requires['chain-a']`: each value as configured (text from the environment, typed from package.json). */
 export interface ChainAOptions {
@@ -118,73 +119,17 @@ export interface DevnetConfig {
   stateDir?: string
 }
 
-type Tree = Record<string, unknown>
-const isTree = (value: unknown): value is Tree => typeof value === 'object' && value !== null && !Array.isArray(value)
-
-/** `target` with `source` laid over it, nested objects merged; neither is changed. */
-function merged(target: Tree, source: Tree | undefined): Tree {
-  const result: Tree = { ...target }
-  for (const [key, value] of Object.entries(source ?? {})) result[key] = isTree(value) && isTree(result[key]) ? merged(result[key] as Tree, value) : value
-  return result
-}
-
-/** The documented variables that are set, as an options tree. */
-function fromEnvironment(env: NodeJS.ProcessEnv): Tree {
-  const tree: Tree = {}
-  for (const [name, path] of Object.entries(ENVIRONMENT)) {
-    const value = env[name]
-    if (value === undefined || value === '') continue
-    const keys = path.split('.')
-    const leaf = keys.pop()!
-    let node = tree
-    for (const key of keys) node = (node[key] ??= {}) as Tree
-    node[leaf] = value
-  }
-  return tree
-}
-
-/** CAP splits CDS_REQUIRES_CHAIN_A_* at every underscore, into `requires.chain.a`. */
-const capSplitOptions = (requires: Tree): Tree | undefined => (isTree(requires.chain) && isTree(requires.chain.a) ? requires.chain.a : undefined)
+const options = requiresOptions<ChainAOptions>('chain-a', ENVIRONMENT)
+const { optionName, reader } = options
 
 /**
  * `cds.requires['chain-a']` with CAP's split variables and the documented ones laid over it, as a
  * new object: the environment wins over package.json.
  */
-export function chainAOptions(requires: Tree = cds.env.requires as Tree, env: NodeJS.ProcessEnv = process.env): ChainAOptions {
-  const configured = isTree(requires['chain-a']) ? requires['chain-a'] : {}
-  return merged(merged(configured, capSplitOptions(requires)), fromEnvironment(env)) as ChainAOptions
-}
+export const chainAOptions = (requires?: Tree, env?: NodeJS.ProcessEnv): ChainAOptions => options.options(requires, env)
 
 /** At start: the environment mapped into `cds.requires['chain-a']` itself, for the service to find in its options. */
-export function applyChainAEnvironment(requires: Tree = cds.env.requires as Tree, env: NodeJS.ProcessEnv = process.env): ChainAOptions {
-  const options = chainAOptions(requires, env)
-  const block = (requires['chain-a'] ??= {}) as Tree
-  Object.assign(block, options)
-  if (capSplitOptions(requires)) delete (requires.chain as Tree).a
-  return block as ChainAOptions
-}
-
-/** Where an option is set, for messages: its path, and the documented variable that sets it. */
-function optionName(path: string): string {
-  const variable = Object.keys(ENVIRONMENT).find(name => ENVIRONMENT[name] === path)
-  return `cds.requires['chain-a'].${path}${variable ? ` (${variable})` : ''}`
-}
-
-function valueAt(options: ChainAOptions, path: string): Value {
-  let node: unknown = options
-  for (const key of path.split('.')) node = isTree(node) ? node[key] : undefined
-  return node as Value
-}
-
-/** Reads options by path with defaults; a malformed number names the option and its variable. */
-function reader(options: ChainAOptions) {
-  return {
-    string: (path: string, fallback: string) => stringValue(valueAt(options, path), fallback),
-    optional: (path: string) => optionalValue(valueAt(options, path)),
-    number: (path: string, fallback: number) => numberValue(valueAt(options, path), optionName(path), fallback),
-    boolean: (path: string, fallback: boolean) => booleanValue(valueAt(options, path), fallback),
-  }
-}
+export const applyChainAEnvironment = (requires?: Tree, env?: NodeJS.ProcessEnv): ChainAOptions => options.apply(requires, env)
 
 export function chainAConfig(options: ChainAOptions = chainAOptions()): ChainAConfig {
   const read = reader(options)

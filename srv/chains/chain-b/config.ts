@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import { booleanValue, isProduction, numberValue, optionalValue, profiles, requiresBlock, stringValue } from '../../lib/settings.ts'
+import { requiresOptions, valueAt, type Environment, type OptionValue, type Tree } from '../../lib/requires-options.ts'
+import { isProduction, optionalValue, profiles, requiresBlock } from '../../lib/settings.ts'
 import { APP_FILES } from '../../lib/app-files.ts'
 import { devnetVaultAddress } from './vault.ts'
 import type { KeysManifest } from './zk/circuits.ts'
@@ -16,7 +17,7 @@ import { ceremonyProblem } from './zk/transcript.ts'
  */
 
 /** The documented environment variables (README, Configuration) and the option each one sets. */
-export const ENVIRONMENT: Readonly<Record<string, string>> = {
+export const ENVIRONMENT: Environment = {
   CHAIN_B_NETWORK: 'network',
   CHAIN_B_INDEXER_URL: 'indexerUrl',
   CHAIN_B_INDEXER_WS_URL: 'indexerWsUrl',
@@ -46,7 +47,7 @@ export const NETWORK_INDEXERS: Readonly<Record<string, string>> = {
   mainnet: 'https://indexer.midnight.network/api/v4/graphql',
 }
 
-type Value = string | number | boolean | null | undefined
+type Value = OptionValue
 
 export interface ChainBOptions {
   kind?: string
@@ -100,66 +101,14 @@ export interface ChainBDevnetConfig {
   zkKeysDir?: string
 }
 
-type Tree = Record<string, unknown>
-const isTree = (value: unknown): value is Tree => typeof value === 'object' && value !== null && !Array.isArray(value)
-
-function merged(target: Tree, source: Tree | undefined): Tree {
-  const result: Tree = { ...target }
-  for (const [key, value] of Object.entries(source ?? {})) result[key] = isTree(value) && isTree(result[key]) ? merged(result[key] as Tree, value) : value
-  return result
-}
-
-function fromEnvironment(env: NodeJS.ProcessEnv): Tree {
-  const tree: Tree = {}
-  for (const [name, path] of Object.entries(ENVIRONMENT)) {
-    const value = env[name]
-    if (value === undefined || value === '') continue
-    const keys = path.split('.')
-    const leaf = keys.pop()!
-    let node = tree
-    for (const key of keys) node = (node[key] ??= {}) as Tree
-    node[leaf] = value
-  }
-  return tree
-}
-
-/** CAP splits CDS_REQUIRES_CHAIN_B_* at every underscore, into `requires.chain.b`. */
-const capSplitOptions = (requires: Tree): Tree | undefined => (isTree(requires.chain) && isTree(requires.chain.b) ? requires.chain.b : undefined)
+const options = requiresOptions<ChainBOptions>('chain-b', ENVIRONMENT)
+const { optionName, reader } = options
 
 /** `cds.requires['chain-b']` with CAP's split variables and the documented ones laid over it (the environment wins). */
-export function chainBOptions(requires: Tree = cds.env.requires as Tree, env: NodeJS.ProcessEnv = process.env): ChainBOptions {
-  const configured = isTree(requires['chain-b']) ? requires['chain-b'] : {}
-  return merged(merged(configured, capSplitOptions(requires)), fromEnvironment(env)) as ChainBOptions
-}
+export const chainBOptions = (requires?: Tree, env?: NodeJS.ProcessEnv): ChainBOptions => options.options(requires, env)
 
 /** At start: the environment mapped into `cds.requires['chain-b']` itself, for the service to find in its options. */
-export function applyChainBEnvironment(requires: Tree = cds.env.requires as Tree, env: NodeJS.ProcessEnv = process.env): ChainBOptions {
-  const options = chainBOptions(requires, env)
-  const block = (requires['chain-b'] ??= {}) as Tree
-  Object.assign(block, options)
-  if (capSplitOptions(requires)) delete (requires.chain as Tree).b
-  return block as ChainBOptions
-}
-
-function optionName(path: string): string {
-  const variable = Object.keys(ENVIRONMENT).find(name => ENVIRONMENT[name] === path)
-  return `cds.requires['chain-b'].${path}${variable ? ` (${variable})` : ''}`
-}
-
-function valueAt(options: ChainBOptions, path: string): Value {
-  let node: unknown = options
-  for (const key of path.split('.')) node = isTree(node) ? node[key] : undefined
-  return node as Value
-}
-
-function reader(options: ChainBOptions) {
-  return {
-    string: (path: string, fallback: string) => stringValue(valueAt(options, path), fallback),
-    optional: (path: string) => optionalValue(valueAt(options, path)),
-    number: (path: string, fallback: number) => numberValue(valueAt(options, path), optionName(path), fallback),
-    boolean: (path: string, fallback: boolean) => booleanValue(valueAt(options, path), fallback),
-  }
-}
+export const applyChainBEnvironment = (requires?: Tree, env?: NodeJS.ProcessEnv): ChainBOptions => options.apply(requires, env)
 
 /** The WebSocket endpoint of an indexer's GraphQL endpoint: the same URL in ws(s) with `/ws`. */
 export const wsUrlOf = (httpUrl: string) => httpUrl.replace(/^http/, 'ws').replace(/\/$/, '') + '/ws'
