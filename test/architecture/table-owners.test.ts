@@ -22,9 +22,9 @@ const OWNERS: Record<string, string> = {
   'db/chain-b.cds': 'srv/chainb-indexer',
   'db/chain-b-vault.cds': 'srv/chainb',
   'db/gateway.cds': 'srv/gateway',
-  'db/gateway-purchases.cds': 'srv/gateway',
-  'db/gateway-vouchers.cds': 'srv/gateway',
-  'db/gateway-wallets.cds': 'srv/gateway',
+  'db/gateway-purchases.cds': 'srv/key-lanes',
+  'db/gateway-vouchers.cds': 'srv/key-lanes',
+  'db/gateway-wallets.cds': 'srv/key-lanes',
 }
 
 type Definitions = Record<string, { kind?: string; $location?: { file?: string }; query?: { SELECT?: { from?: { ref?: string[] } } } }>
@@ -162,7 +162,7 @@ test('the writes are found: CQL, plain SQL with tableOf, constants and loops ove
   const found = allWrites().map(write => `${write.file} ${write.statement} ${write.table}`)
   expect(found).toEqual(expect.arrayContaining([
     'srv/gateway/ledger.ts UPDATE gateway.ApiKeys',
-    'srv/chaina-odata/follower-store.ts INSERT INTO chaina.SyncState',
+    'srv/chaina-sign/audit.ts INSERT INTO chainasign.SigningAuditHead',
     'srv/chaina-transaction/chain-context.ts DELETE.from chainatx.SpendLocks',
     'srv/analytics/bucket-writer.ts DELETE.from analytics.MetricBuckets',
   ]))
