@@ -1,4 +1,5 @@
 import cds from '@sap/cds'
+import { parseArgs } from 'node:util'
 import { issueGrant, issueKey, listKeys, revokeGrant, revokeKey, rotateKey } from './accounts.ts'
 import { credit } from './ledger.ts'
 import { keyPrintout } from './key-delivery.ts'
@@ -33,6 +34,12 @@ export type Commands = Record<string, (positional: string[], options: Options) =
 
 /** Options that take no value. */
 const FLAGS = new Set(['quiet'])
+
+/** Every option a command reads: the flags, and the rest taking a value. */
+const OPTIONS = Object.fromEntries([
+  ...[...FLAGS].map(name => [name, { type: 'boolean' as const }]),
+  ...['units', 'plan', 'valid-days', 'label', 'bound-address', 'product', 'key', 'count', 'uses', 'expires'].map(name => [name, { type: 'string' as const }]),
+])
 
 /** What the command line prints when it is not called right: its commands. */
 let usageText = ''
@@ -122,14 +129,13 @@ async function connect() {
 }
 
 function parse(args: string[]): { positional: string[]; options: Options } {
-  const positional: string[] = []
+  const { values, positionals } = parseArgs({ args, options: OPTIONS, strict: false, allowPositionals: true })
   const options: Options = {}
-  for (let i = 0; i < args.length; i++) {
-    const name = args[i].slice(2)
-    if (!args[i].startsWith('--')) positional.push(args[i])
-    else options[name] = FLAGS.has(name) ? 'yes' : args[++i]
+  for (const [name, value] of Object.entries(values)) {
+    if (typeof value === 'string') options[name] = value
+    else if (value === true && FLAGS.has(name)) options[name] = 'yes'
   }
-  return { positional, options }
+  return { positional: positionals, options }
 }
 
 export function required(value: string | undefined, name: string): string {
