@@ -66,6 +66,11 @@ export class SyncStateRow<Row extends SyncRow> {
     this.initial = initial
   }
 
+  /** Sets the operator's pause; false when the follower has no state yet. */
+  async setPaused(paused: boolean): Promise<boolean> {
+    return Number(await UPDATE.entity(this.entity).set({ paused }).where({ ID: this.id })) === 1
+  }
+
   read(): Promise<Row | undefined> {
     return SELECT.one.from(this.entity).where({ ID: this.id }) as unknown as Promise<Row | undefined>
   }
