@@ -105,12 +105,12 @@ export type IndexedChain = Pick<ChainAService, 'port' | 'networkName' | 'genesis
  * (idempotent UPSERTs), so no caller depends on another's commit.
  */
 export class IndexCore {
-  readonly chain: IndexedChain
+  private readonly chain: IndexedChain
   readonly ttlSeconds: Record<TtlKind, number>
   readonly flights = new SingleFlight<unknown>()
-  readonly memory = new Map<string, Mark>()
+  private readonly memory = new Map<string, Mark>()
   /** Marks a request has already seen or written: it need not check them again. */
-  readonly seenBy = new WeakMap<object, Map<string, Mark>>()
+  private readonly seenBy = new WeakMap<object, Map<string, Mark>>()
   latestTip?: { height: number; epoch: number }
   latestEpochNumber?: number
 
@@ -253,7 +253,7 @@ export class IndexCore {
     return unknown.filter(id => !fresh.has(id))
   }
 
-  forget(key: string) {
+  private forget(key: string) {
     this.memory.delete(key)
     this.seenInRequest()?.delete(key)
     this.flights.forget(key)
@@ -290,7 +290,7 @@ export class IndexCore {
   }
 
   /** Pages 1.. of a list in one order, until `pages` are read or a short page ends the list. */
-  async readPages<T>(list: RowList<T>, order: 'asc' | 'desc', pages: number): Promise<void> {
+  private async readPages<T>(list: RowList<T>, order: 'asc' | 'desc', pages: number): Promise<void> {
     for (let number = 1; number <= pages; number++) {
       const page: ListPage = { page: number, order }
       const mark = await this.ensure(list.kind, pageRef(list.parent, page), () => list.load(page), async (items: T[] | null) => {
@@ -304,7 +304,7 @@ export class IndexCore {
   }
 
   /** The marks the current request has seen; its own writes are visible to it before they commit. */
-  seenInRequest(): Map<string, Mark> | undefined {
+  private seenInRequest(): Map<string, Mark> | undefined {
     const context = cds.context as object | undefined
     if (!context) return undefined
     let seen = this.seenBy.get(context)
@@ -312,13 +312,13 @@ export class IndexCore {
     return seen
   }
 
-  isFresh(kind: Exclude<MarkKind, 'chain'>, mark: Mark | undefined): boolean {
+  private isFresh(kind: Exclude<MarkKind, 'chain'>, mark: Mark | undefined): boolean {
     if (!mark) return false
     return mark.final || Date.now() - mark.fetchedAt < this.ttlSeconds[TTL_OF[kind]] * 1000
   }
 
   /** Other requests may skip the database check only once these rows are visible to them. */
-  rememberAfterCommit(entries: [key: string, mark: Mark][]) {
+  private rememberAfterCommit(entries: [key: string, mark: Mark][]) {
     if (!entries.length) return
     const remember = () => {
       for (const [key, mark] of entries) {
