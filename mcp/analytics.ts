@@ -8,7 +8,7 @@ import { READS, register } from './tools.ts'
  * each server keeps its own chain's part unless `chain` asks for the other one or both.
  */
 
-export type Chain = 'chain-a' | 'chain-b'
+type Chain = 'chain-a' | 'chain-b'
 
 const SERVICE = 'analytics'
 

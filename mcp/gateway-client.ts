@@ -64,7 +64,7 @@ export class GatewayError extends Error {
 }
 
 /** An OData literal in a function's parameters: strings quoted with '' for ', numbers and booleans bare. */
-export function odataLiteral(value: Literal): string {
+function odataLiteral(value: Literal): string {
   if (value === null || value === undefined) return 'null'
   if (typeof value === 'string') return "'" + value.replaceAll("'", "''") + "'"
   return String(value)

@@ -9,7 +9,7 @@ import { GatewayClient, GatewayError, type Answer, type QueryOptions, type Units
  * agent can act on, the shape of what it answers, truthful annotations, and `run`, which calls the
  * gateway through a Calls view (it adds up the units of every call the tool makes).
  */
-export interface Tool<Input extends z.ZodRawShape, Output extends z.ZodRawShape> {
+interface Tool<Input extends z.ZodRawShape, Output extends z.ZodRawShape> {
   name: string
   title: string
   description: string
@@ -109,7 +109,7 @@ export function register<Input extends z.ZodRawShape, Output extends z.ZodRawSha
 }
 
 /** A failed tool call as the agent reads it: what went wrong and what to do, then the details as JSON. */
-export function toolError(error: unknown, toolName: string): CallToolResult {
+function toolError(error: unknown, toolName: string): CallToolResult {
   if (error instanceof GatewayError) {
     return { isError: true, content: [{ type: 'text', text: `${error.advice()}\n${JSON.stringify(error.summary())}` }] }
   }

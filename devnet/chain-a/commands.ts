@@ -37,7 +37,7 @@ const SIGN_USAGE = 'npm run devnet -- sign --wallet <n> --tx <cbor hex or file>'
 const SIGN_DATA_USAGE = 'npm run devnet -- sign-data --wallet <n> (--payload <hex> | --message <text>) [--address <address> | stake]'
 
 /** Why chain A does not use the devnet here, if it does not. */
-export function notDevnetReason(): string | undefined {
+function notDevnetReason(): string | undefined {
   const config = chainAConfig()
   if (config.url) return `BLOCKFROST_URL points it at ${config.url}`
   if (!config.devnet) return "cds.requires['chain-a'].devnet (CHAIN_A_DEVNET) is false"

@@ -101,7 +101,7 @@ function decodeOutput(output: CSL.TransactionOutput): OutputData {
   }
 }
 
-export function decodeMetadata(auxiliary: CSL.AuxiliaryData | undefined): TxMetadata[] {
+function decodeMetadata(auxiliary: CSL.AuxiliaryData | undefined): TxMetadata[] {
   const metadata = auxiliary?.metadata()
   if (!metadata) return []
   return listOf(metadata.keys()).map(label => {
@@ -121,7 +121,7 @@ function decodeWithdrawals(withdrawals: CSL.Withdrawals | undefined) {
   }))
 }
 
-export function drepKey(drep: CSL.DRep): string {
+function drepKey(drep: CSL.DRep): string {
   switch (drep.kind()) {
     case CSL.DRepKind.KeyHash: return drep.to_key_hash()!.to_hex()
     case CSL.DRepKind.ScriptHash: return drep.to_script_hash()!.to_hex()

@@ -15,7 +15,7 @@ import type { WalletKeys } from './genesis.ts'
  * signs for the devnet, never in production, and never a transaction or an address for mainnet.
  */
 
-export interface DevSignature {
+interface DevSignature {
   txHash: string
   /** TransactionWitnessSet CBOR hex, as CIP-30 `signTx(tx, partialSign = true)` returns it. */
   witnessSetCbor: string
@@ -53,7 +53,7 @@ export function transactionArgument(value: string): string {
 }
 
 /** Parses the unsigned transaction; refuses anything else, and a transaction for mainnet. */
-export function unsignedTransaction(hex: string): CSL.FixedTransaction {
+function unsignedTransaction(hex: string): CSL.FixedTransaction {
   let tx: CSL.FixedTransaction
   try {
     tx = parseTransaction(hex, '--tx')
@@ -109,7 +109,7 @@ async function stakeKeyNeeded(tx: CSL.FixedTransaction, wallet: WalletKeys): Pro
 }
 
 /** CIP-30's DataSignature: a COSE_Sign1 and the COSE_Key of the key that signed it, both CBOR hex. */
-export interface DataSignature {
+interface DataSignature {
   signature: string
   key: string
 }

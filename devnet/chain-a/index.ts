@@ -143,5 +143,3 @@ export class ChainADevnet {
   }
 }
 
-export { Ledger }
-export type { Block, DevnetWallet }

@@ -98,13 +98,13 @@ export interface EpochState {
   nonce: string
 }
 
-export interface AddressHistory {
+interface AddressHistory {
   outputs: string[]
   txs: string[]
 }
 
 /** Where the lovelace of the maximum supply sits; the parts always add up to the maximum supply. */
-export interface Pots {
+interface Pots {
   reserves: bigint
   treasury: bigint
   /** Fees of the current epoch, paid out at its end. */

@@ -36,7 +36,7 @@ export function availableScripts(candidate: Candidate): Map<string, AvailableScr
 }
 
 /** Bytes of the reference scripts in inputs and reference inputs, counted once per output (Conway). */
-export function referenceScriptBytes(candidate: Candidate): number {
+function referenceScriptBytes(candidate: Candidate): number {
   let total = 0
   for (const output of [...candidate.resolvedInputs, ...candidate.resolvedReferenceInputs]) {
     if (!output.referenceScript) continue
@@ -48,7 +48,7 @@ export function referenceScriptBytes(candidate: Candidate): number {
 
 export const declaredRedeemers = (witnesses: CSL.TransactionWitnessSet): DeclaredRedeemer[] => listOf(witnesses.redeemers()).map(redeemerBudgetOf)
 
-export const totalExUnits = (redeemers: ExUnits[]): ExUnits =>
+const totalExUnits = (redeemers: ExUnits[]): ExUnits =>
   redeemers.reduce((sum, r) => ({ mem: sum.mem + r.mem, steps: sum.steps + r.steps }), { mem: 0, steps: 0 })
 
 /** What scripts add to the minimum fee: execution units at their prices, and reference script bytes. */
@@ -102,7 +102,7 @@ export const datumsPresent: Rule = (candidate) => {
  * The script data hash commits to the redeemers and datums as submitted and to the cost models of
  * the Plutus languages the transaction uses (their "language views").
  */
-export function expectedScriptDataHash(candidate: Candidate, params: ProtocolParameters): string | null {
+function expectedScriptDataHash(candidate: Candidate, params: ProtocolParameters): string | null {
   const redeemers = candidate.redeemers.length > 0 ? witnessField(candidate, 5) : null
   const datumsField = witnessField(candidate, 4)
   const datums = datumsField && arrayItems(datumsField).length > 0 ? datumsField : null
@@ -140,7 +140,7 @@ export const collateralSufficient: Rule = (candidate, { params }) => {
 }
 
 /** The collateral inputs less the collateral return: what a failing transaction pays. */
-export function collateralBalance(candidate: Candidate) {
+function collateralBalance(candidate: Candidate) {
   const balance = sumValues(candidate.resolvedCollateral.map(input => input.value))
   if (candidate.tx.collateralReturn) addValue(balance, candidate.tx.collateralReturn.value, -1n)
   return candidate.resolvedCollateral.length ? balance : zeroValue()

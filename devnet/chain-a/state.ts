@@ -20,17 +20,17 @@ import type { Block, LedgerTx } from './types.ts'
  * The slot clock runs on from the saved system start, as a real chain's would.
  */
 
-export const STATE_FORMAT = 1
+const STATE_FORMAT = 1
 const GENESIS_FILE = 'genesis.json'
 const JOURNAL_FILE = 'chain.ndjson'
 const LOCK_FILE = 'lock'
 const RESET = 'run `npm run devnet -- reset` to start a new chain'
 
 /** The options a chain is made from; the saved chain's own values win over the configured ones. */
-export type ChainParameters = Omit<LedgerOptions, 'systemStartMs' | 'genesisNonce'>
+type ChainParameters = Omit<LedgerOptions, 'systemStartMs' | 'genesisNonce'>
 const PARAMETER_NAMES = ['seed', 'wallets', 'slotLengthMs', 'epochLength', 'securityParam'] as const
 
-export interface SavedGenesis extends ChainParameters {
+interface SavedGenesis extends ChainParameters {
   format: number
   systemStartMs: number
   nonce: string
@@ -244,7 +244,7 @@ class FileJournal implements LedgerJournal {
 const lockedHere = new Set<string>()
 
 /** The pid of the live process that serves the chain of the folder, if any (stale locks do not count). */
-export function lockHolder(dir: string): number | undefined {
+function lockHolder(dir: string): number | undefined {
   let pid: number
   try {
     pid = Number(readFileSync(join(dir, LOCK_FILE), 'utf8').trim())
@@ -296,14 +296,14 @@ function releaseLock(dir: string) {
 
 // ---- reset ----------------------------------------------------------------------------------
 
-export interface SavedChainSummary {
+interface SavedChainSummary {
   systemStart: string
   createdAt: string
   /** Height of the last saved block (0: only the genesis block). */
   tipHeight: number
 }
 
-export interface ResetOutcome {
+interface ResetOutcome {
   dir: string
   /** What was deleted; undefined when the folder held no chain. */
   deleted: SavedChainSummary | 'unreadable' | undefined

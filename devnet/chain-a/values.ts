@@ -5,7 +5,7 @@ import { assetList, type Value } from '../../srv/chains/chain-a/value.ts'
 export { addValue, sumValues, zeroValue, type Value } from '../../srv/chains/chain-a/value.ts'
 
 /** Blockfrost's amount list: lovelace first, then assets, quantities as strings. */
-export interface Amount {
+interface Amount {
   unit: string
   quantity: string
 }

@@ -11,10 +11,9 @@ import { LedgerRejection, type RegularBody, type Utxo } from './types.ts'
  * success), or a system transaction — so that a fresh devnet has something to read.
  */
 
-export const ACTIVITY_KINDS = ['unshielded', 'shielded', 'vault', 'vaultFailure', 'partial', 'system'] as const
-export type ActivityKind = (typeof ACTIVITY_KINDS)[number]
+type ActivityKind = 'unshielded' | 'shielded' | 'vault' | 'vaultFailure' | 'partial' | 'system'
 
-export interface ActivityEvent {
+interface ActivityEvent {
   kind: ActivityKind
   hash?: string
   rejected?: string

@@ -15,7 +15,7 @@ import { LedgerRejection } from './types.ts'
 type ArgKind = 'hash' | 'hex' | 'level' | 'field' | 'claims' | 'fieldCount'
 /** Arguments that may be left out: a content root with its schema id and field count, all or none. */
 const OPTIONAL = new Set(['contentRoot', 'schemaId', 'fieldCount'])
-export const MAX_CLAIMS_PER_CALL = 8
+const MAX_CLAIMS_PER_CALL = 8
 const HASH = /^[0-9a-f]{64}$/
 const HEX = /^(?:[0-9a-f]{2})+$/
 const MAX_ENVELOPE_HEX = 2 * 16 * 1024
@@ -117,13 +117,13 @@ export class ExecutionFailure extends Error {
   }
 }
 
-export interface ExecutionContext {
+interface ExecutionContext {
   height: number
   txHash: string
 }
 
 /** Who signed a call: its attester and its sponsor (ed25519 public keys, hex). */
-export interface CallSigners {
+interface CallSigners {
   attesterKey: string
   sponsorKey: string
 }

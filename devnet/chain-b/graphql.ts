@@ -14,7 +14,7 @@ import { PROTOCOL_VERSION, type Block, type ContractActionRecord, type TxRecord,
  */
 
 /** The schema file, in the project (the devnet runs from the project's folder, embedded or standalone). */
-export const indexerSchemaFile = () => resolve(cds.root, 'srv/chains/chain-b/indexer-schema.graphql')
+const indexerSchemaFile = () => resolve(cds.root, 'srv/chains/chain-b/indexer-schema.graphql')
 let schema: GraphQLSchema | undefined
 export const indexerSchema = () => (schema ??= buildSchema(readFileSync(indexerSchemaFile(), 'utf8')))
 
@@ -168,7 +168,7 @@ class Views {
  * A subscription's source: the events of each block from a height on, then of each new block; after
  * a reorg it goes back to the first replaced height, so the new blocks are delivered too.
  */
-export class BlockFeed<T> implements AsyncIterableIterator<T> {
+class BlockFeed<T> implements AsyncIterableIterator<T> {
   private readonly ledger: Ledger
   private readonly eventsOf: (block: Block) => T[]
   private next_: number

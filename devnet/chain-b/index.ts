@@ -17,7 +17,7 @@ import type { Block } from './types.ts'
  * a state folder it keeps its chain there and resumes it at the next start.
  */
 
-export interface ChainBDevnetOptions extends ChainBDevnetConfig {
+interface ChainBDevnetOptions extends ChainBDevnetConfig {
   /** 0 (default) picks a free port. */
   port?: number
   host?: string

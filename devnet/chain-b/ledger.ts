@@ -28,10 +28,10 @@ const GENESIS_OUTPUTS_PER_ACCOUNT = 4
 const GENESIS_DUST = 10n ** 20n
 const MAX_TXS_PER_BLOCK = 500
 const CHECKPOINT_EVERY = 64
-export const PRODUCERS = 3
-export const ACCOUNTS = 4
+const PRODUCERS = 3
+const ACCOUNTS = 4
 
-export interface LedgerOptions {
+interface LedgerOptions {
   seed: string
   /** Seconds per epoch. */
   epochLength: number
@@ -67,7 +67,7 @@ const hashOf = (value: unknown) => sha256Hex(JSON.stringify(value))
 const keyFrom = (seed: string, purpose: string) => vaultKeyFromSeed(createHash('sha256').update(`${seed}:${purpose}`).digest())
 
 /** The digest a payer signs: the body without its signature. */
-export function bodyDigest(body: RegularBody): Buffer {
+function bodyDigest(body: RegularBody): Buffer {
   const { payerSignature: _signature, ...unsigned } = body
   return createHash('sha256').update(JSON.stringify(unsigned)).digest()
 }
@@ -494,7 +494,7 @@ export class Ledger extends EventEmitter {
   }
 }
 
-export const identifierOf = (hash: string) => sha256Hex('identifier:' + hash)
+const identifierOf = (hash: string) => sha256Hex('identifier:' + hash)
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V) {
   const list = map.get(key)

@@ -18,7 +18,7 @@ import { LedgerRejection } from './types.ts'
  * - `/api/v4/devnet/...`: control for development and tests (produce blocks, reorg, status).
  */
 
-export interface DevnetControl {
+interface DevnetControl {
   ledger: Ledger
   /** Where the verification keys of recordAttestations' proofs are. */
   zkKeysDir: string

@@ -12,13 +12,13 @@ import type { Block, StoredBlock, TxBody } from './types.ts'
  * replayed and each must come out with its saved hash.
  */
 
-export const STATE_FORMAT = 2
+const STATE_FORMAT = 2
 const GENESIS_FILE = 'genesis.json'
 const BLOCKS_FILE = 'blocks.ndjson'
 const MEMPOOL_FILE = 'mempool.json'
 const RESET = 'run `npm run devnet -- --chain b reset` to start a new chain'
 
-export interface SavedGenesis {
+interface SavedGenesis {
   format: number
   seed: string
   epochLength: number

@@ -89,7 +89,7 @@ export interface TxRecord {
   actions: ContractActionRecord[]
 }
 
-export interface BlockHeader {
+interface BlockHeader {
   height: number
   timestamp: number
   /** Changes with each reorg, so replaced blocks get other hashes. */

@@ -10,7 +10,7 @@ export class DevnetStateError extends Error {
 }
 
 /** What a devnet says when its saved state file does not read. */
-export interface StateFileProblems {
+interface StateFileProblems {
   /** The file system refused (permissions, not a folder, ...). */
   io(error: NodeJS.ErrnoException): Error
   notJson(): Error

@@ -9,7 +9,7 @@ import { READS, register } from '../tools.ts'
  * the chain, so a transaction submitted a moment ago is read from the chain, not from a stale copy.
  */
 
-export const SERVICE = 'chaina-odata'
+const SERVICE = 'chaina-odata'
 
 /** The argument formats the chain-A tools share. */
 export const txHash = (description: string) => z.string().regex(/^[0-9a-fA-F]{64}$/, 'a transaction hash is 64 hexadecimal characters').describe(description)

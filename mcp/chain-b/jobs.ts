@@ -13,7 +13,7 @@ import { READS, register, type Calls } from '../tools.ts'
 
 export const SERVICE = 'chainb'
 
-export interface JobStatus {
+interface JobStatus {
   jobId: string
   status: string
   [name: string]: unknown
@@ -28,7 +28,7 @@ const SLOW_MS = 2000
 /** 64 hex characters (a SHA-256 digest, an attester id, a BN254 field element as prepare_document_proof answers it). */
 export const hex64 = (what: string) => z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters').describe(what)
 
-export const jobId = z.guid().describe('The job id (UUID) a chain-B write answered as jobId')
+const jobId = z.guid().describe('The job id (UUID) a chain-B write answered as jobId')
 
 export const waitSeconds = z.number().int().min(0).max(300).default(0)
   .describe('Seconds (0 to 300) to follow the job before answering: 0 answers at once with the queued job; more looks at it about every 1 to 2 s (getJobStatus, 1 unit a look) until it is confirmed or failed or the time is up, with MCP progress notifications when the request carries a progress token')
@@ -38,7 +38,7 @@ export const idempotencyKey = z.string().regex(/^[\x21-\x7e]{1,128}$/, '1 to 128
 
 const nullableText = z.string().nullable().optional()
 
-export const jobShape = {
+const jobShape = {
   jobId: z.string(),
   kind: z.string().optional().describe('anchorDocument, attestAgentOutput, grantDisclosure, revokeDisclosure, proveAttestation…'),
   status: z.string().describe('queued, running, submitted, confirmed (final: on chain, deep enough) or failed (final: see errorCode)'),
@@ -83,7 +83,7 @@ async function pause(ms: number, signal: AbortSignal) {
  * Follows a job for up to `seconds`, with a progress notification per look, and answers it as last
  * seen. `queued`: the status the write just answered, so the first look waits a moment.
  */
-export async function followJob(calls: Calls, id: string, seconds: number, queued?: string): Promise<JobStatus> {
+async function followJob(calls: Calls, id: string, seconds: number, queued?: string): Promise<JobStatus> {
   const started = Date.now()
   const deadline = started + seconds * 1000
   let job = queued === undefined ? await lookAt(calls, id) : undefined

@@ -44,19 +44,6 @@ export const splitKey = (key: string) => {
   return { metric: key.slice(0, at), dimension: key.slice(at + 1) }
 }
 
-/**
- * The metrics kept per dimension, and what the dimension is. Rankings, producer concentration and
- * distinct counts over a window are sums of these buckets.
- */
-export const DIMENSIONED = {
-  'producer.blocks': 'the block producer (chain A: pool; chain B: author key)',
-  'contract.actions': 'the contract address',
-  'contract.calls': 'the contract address',
-  'asset.txs': 'the asset (policy id + asset name hex)',
-  'address.volume': 'the address receiving the output lovelace',
-  'address.txs': 'an address in the inputs or outputs (chain B: an unshielded owner)',
-} as const
-
 /** Figures per bucket of a resolution, from the activity of whole blocks. */
 export function foldActivity(activity: Activity, resolution: Resolution): Map<number, BucketFigures> {
   const bucketOfHeight = new Map(activity.blocks.map(block => [block.height, bucketStart(block.time, resolution)]))

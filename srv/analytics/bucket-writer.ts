@@ -22,7 +22,7 @@ const MINUTE = 60_000
 const HOUR = 60 * MINUTE
 const DAY = 24 * HOUR
 
-export interface FoldOutcome { chain: string; hours: number; foldedHeight: number | null }
+interface FoldOutcome { chain: string; hours: number; foldedHeight: number | null }
 
 /** Folds both chains; answers what each run recomputed. */
 export async function foldAll(now = Date.now(), options: { from?: number } = {}): Promise<FoldOutcome[]> {

@@ -66,7 +66,7 @@ type FromBuckets = {
 }
 type FromRows = { rows: (source: ChainSource, from: number, to: number) => Promise<TimedValue[]>; of: (values: number[]) => number | null }
 type FromPosition = { now: (position: FollowerPosition) => number | null }
-export type Evaluation = FromBuckets | FromRows | FromPosition
+type Evaluation = FromBuckets | FromRows | FromPosition
 
 const fromBuckets = (needs: string[], of: (aggregate: Aggregate) => number | null): FromBuckets => ({ needs, of })
 const sum = (metric: string) => fromBuckets([metric], aggregate => aggregate.value(metric))
@@ -171,7 +171,7 @@ export async function evaluateRanges(
 }
 
 /** The buckets of a span merged into one Aggregate. */
-export function aggregateOf(buckets: Map<number, BucketFigures>, resolution: Resolution, range: { from: number; to: number }): Aggregate {
+function aggregateOf(buckets: Map<number, BucketFigures>, resolution: Resolution, range: { from: number; to: number }): Aggregate {
   const inRange: BucketFigures[] = []
   for (let start = bucketStart(range.from, resolution); start < range.to; start += STEP_MS[resolution]) {
     const bucket = buckets.get(start)

@@ -46,7 +46,7 @@ export interface ChainSource {
 }
 
 /** Runs a read as one statement through the internal service of the index's owner, in the caller's context (and transaction). */
-export type IndexRead = <T>(query: PromiseLike<T>) => Promise<T>
+type IndexRead = <T>(query: PromiseLike<T>) => Promise<T>
 
 /** The reads through an owner's internal service (connected once, then at hand). */
 export function readsThrough(connect: () => Promise<cds.Service>): IndexRead {

@@ -55,9 +55,9 @@ export function percentile(values: readonly number[], p: number): number | undef
   return sorted[below] + (sorted[above] - sorted[below]) * (rank - below)
 }
 
-export const median = (values: readonly number[]) => percentile(values, 50)
+const median = (values: readonly number[]) => percentile(values, 50)
 
-export interface HistogramBin { lower: number; upper: number; count: number }
+interface HistogramBin { lower: number; upper: number; count: number }
 
 /** `bins` equal-width bins from the smallest to the largest value; the last bin includes its upper bound. */
 export function histogram(values: readonly number[], bins: number): HistogramBin[] {
@@ -75,7 +75,7 @@ export const MIN_BASELINE_POINTS = 8
 /** |M| above this flags an anomaly (Iglewicz and Hoaglin). */
 export const ANOMALY_THRESHOLD = 3.5
 
-export interface RobustScore {
+interface RobustScore {
   /** The modified z-score M = 0.6745 · (x − median) / MAD (or its fallback scale). */
   score: number
   median: number

@@ -10,9 +10,9 @@ import { bucketStart, changePercent, windowAt, windowNamed, type Window } from '
 const HOUR = 3_600_000
 
 /** The metrics keyFigures answers, in this order. */
-export const KEY_METRICS = ['chain.blocks', 'tx.count', 'tx.tps', 'fee.total', 'fee.avg', 'address.active', 'producer.count', 'tx.failed_ratio'] as const
+const KEY_METRICS = ['chain.blocks', 'tx.count', 'tx.tps', 'fee.total', 'fee.avg', 'address.active', 'producer.count', 'tx.failed_ratio'] as const
 
-export interface ChainFigure {
+interface ChainFigure {
   chain: string
   network: string | null
   metric: string
@@ -40,7 +40,7 @@ export function unavailable(metric: Metric, source: ChainSource, position: Follo
 }
 
 /** One metric on one chain over a window: value, previous window, change and series. */
-export async function chainFigure(
+async function chainFigure(
   metric: Metric, source: ChainSource, window: Window, position: FollowerPosition | undefined, preloaded?: Map<number, BucketFigures>,
 ): Promise<ChainFigure> {
   const figure: ChainFigure = {

@@ -14,7 +14,7 @@ const HOUR = 60 * MINUTE
 const DAY = 24 * HOUR
 const RESOLUTION_MS: Record<Resolution, number> = { minute: MINUTE, hour: HOUR, day: DAY }
 
-export const WINDOWS = {
+const WINDOWS = {
   '1h': { resolution: 'minute', points: 60 },
   '24h': { resolution: 'hour', points: 24 },
   '7d': { resolution: 'day', points: 7 },

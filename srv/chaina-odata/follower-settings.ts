@@ -6,7 +6,7 @@ import { requiresOptions, type Environment } from '../lib/requires-options.ts'
  */
 
 /** The follower's documented environment variables (README, Configuration) and the option each one sets. */
-export const FOLLOWER_ENVIRONMENT: Environment = {
+const FOLLOWER_ENVIRONMENT: Environment = {
   CHAIN_A_FOLLOWER_ENABLED: 'follower.enabled',
   CHAIN_A_FOLLOWER_INTERVAL_MS: 'follower.intervalMs',
   CHAIN_A_FOLLOWER_BATCH_SIZE: 'follower.batchSize',

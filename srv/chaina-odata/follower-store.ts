@@ -46,7 +46,7 @@ export async function writeBlocks(index: ChainAIndex, owner: string, at: Positio
   return { height: last.height, hash: last.hash }
 }
 
-export interface Rollback {
+interface Rollback {
   forkHeight: number
   blocksRolledBack: number
   transactionsRolledBack: number

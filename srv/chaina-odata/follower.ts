@@ -22,12 +22,10 @@ import { eachSettled } from './list-window.ts'
 
 const LOG = cds.log('chaina-follower')
 
-export type { RunOutcome }
-
 /** Upstream calls that run at once while a batch's transactions are read. */
 const PARALLEL_CALLS = 8
 
-export interface ChainAFollowerOptions {
+interface ChainAFollowerOptions {
   /** The chain-a service: its port, its network and the chain's genesis (security parameter). */
   chain: Pick<ChainAService, 'port' | 'genesis' | 'networkName'>
   /** The read index the rows go into (the service's shared one). */

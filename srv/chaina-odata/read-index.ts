@@ -144,7 +144,7 @@ function accountsPlan(index: ChainAIndex, pins: Pins): Plan {
 const REGISTRATION_ORDER: NaturalOrder = { columns: [['position']], ascending: 'start', reversible: false }
 
 /** The index plan per entity set, given what the read pins. */
-export const INDEX_STEPS: Record<string, Planner> = {
+const INDEX_STEPS: Record<string, Planner> = {
   NetworkInformation: index => one(() => index.networkInformation()),
   Blocks: blocksPlan,
   Epochs: (index, pins) =>
@@ -433,14 +433,14 @@ function whereOf(pins: Pins, where: Token[] | undefined): Token[] {
 }
 
 /** The `column = value` conditions of a filter, and whether it holds anything else. */
-export function splitWhere(where: Token[] | undefined): { pins: Pins; narrowed: boolean } {
+function splitWhere(where: Token[] | undefined): { pins: Pins; narrowed: boolean } {
   if (!where?.length) return { pins: {}, narrowed: false }
   const pins = equalities(where)
   return { pins, narrowed: where.length !== Object.keys(pins).length * 4 - 1 }
 }
 
 /** `a = 'x' and b = 1` → { a: 'x', b: 1 }; any `or` makes the filter pin nothing. */
-export function equalities(where: Token[]): Pins {
+function equalities(where: Token[]): Pins {
   if (where.includes('or')) return {}
   const pins: Pins = {}
   for (let i = 0; i + 2 < where.length; i++) {

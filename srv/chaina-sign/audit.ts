@@ -76,7 +76,7 @@ async function createHead(entry: AuditEntry): Promise<boolean> {
   return (await runWrite(sql, [HEAD_ID, entry.sequence, entry.hash])) === 1
 }
 
-export interface AuditLogAnswer {
+interface AuditLogAnswer {
   valid: boolean
   brokenAt: number | null
   reason: string | null

@@ -21,7 +21,7 @@ const { DELETE, UPSERT } = cds.ql
 let current: { config: string; signer: HsmSigner } | undefined
 
 /** The signer for the configuration in force (a changed configuration gets a new signer). */
-export function hsmSigner(): HsmSigner {
+function hsmSigner(): HsmSigner {
   const config = hsmConfig()
   const key = JSON.stringify(config ?? null)
   if (current?.config !== key) {

@@ -12,7 +12,7 @@ import { badInput } from '../lib/errors.ts'
 
 const { SELECT } = cds.ql
 
-export interface PolicySubject {
+interface PolicySubject {
   unsignedTxCbor: string
   signerType: string
   senderAddresses: string[]

@@ -39,7 +39,7 @@ export type RequestRow = RequestNow & {
 }
 export type BuildFacts = SigningFacts & { ID: string; owner: string; status: BuildStatus; unsignedTxCbor: string; txHash: string }
 
-export interface CreateParameters {
+interface CreateParameters {
   buildId?: string | null
   signerType?: string | null
   signerInfo?: string | null
@@ -153,7 +153,7 @@ export async function requestRow(id: string): Promise<RequestRow> {
   return request as RequestRow
 }
 
-export function parseSignerType(value: unknown): SignerType {
+function parseSignerType(value: unknown): SignerType {
   if (typeof value === 'string' && (SIGNER_TYPES as string[]).includes(value)) return value as SignerType
   throw badInput('UNKNOWN_SIGNER_TYPE', `signerType must be one of ${SIGNER_TYPES.join(', ')}, got '${value}'`, 'signerType')
 }

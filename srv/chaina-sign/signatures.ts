@@ -14,7 +14,7 @@ import { actorOf, buildAwaitingSignature, handBackBuild, refusedTransition, tran
  * problems found).
  */
 
-export interface SignatureOutcome {
+interface SignatureOutcome {
   result: VerificationResult
   status: typeof SigningStatus.verified | typeof SigningStatus.failed
 }

@@ -23,7 +23,7 @@ import { ChainState, SigningStatus } from './states.ts'
 
 const { INSERT } = cds.ql
 
-export interface SubmitParameters {
+interface SubmitParameters {
   signingRequestId?: string | null
   signedTxCbor?: string | null
   signerType?: string | null

@@ -136,7 +136,7 @@ export async function settleBuild(id: string, status: Settlement, failureReason?
 }
 
 /** Why a transition of the caller's build did not apply: 404 for no such build of the caller's (another owner's too), 409 for its state now. */
-export async function refuseTransition(id: string, to: BuildStatus, rule: string): Promise<never> {
+async function refuseTransition(id: string, to: BuildStatus, rule: string): Promise<never> {
   const build = await buildNow(id)
   throw new ApiError(409, 'INVALID_BUILD_STATE', `Build ${id} is ${build.status} and cannot become ${to}: ${rule}`, { target: 'buildId' })
 }

@@ -13,7 +13,7 @@ import { settleAll } from '../lib/settle-all.ts'
 
 const { DELETE } = cds.ql
 
-export interface BuildContext {
+interface BuildContext {
   network: string
   networkId: number
   protocolParameters: ChainProtocolParameters
@@ -37,7 +37,7 @@ export async function chainContext(): Promise<BuildContext> {
 }
 
 /** The slot that contains a moment. */
-export const slotAt = (config: SlotConfig, ms: number) => config.zeroSlot + Math.max(0, Math.floor((ms - config.zeroTimeMs) / config.slotLengthMs))
+const slotAt = (config: SlotConfig, ms: number) => config.zeroSlot + Math.max(0, Math.floor((ms - config.zeroTimeMs) / config.slotLengthMs))
 
 /** When a slot begins. */
 export const timeOfSlot = (config: SlotConfig, slot: number) => new Date(config.zeroTimeMs + (slot - config.zeroSlot) * config.slotLengthMs)

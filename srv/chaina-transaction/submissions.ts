@@ -54,7 +54,7 @@ export async function submitSigned(srv: cds.Service, req: cds.Request, signedTxC
   return SELECT.one.from(TransactionSubmissions).where({ ID: submissionId })
 }
 
-export interface TransactionStatus {
+interface TransactionStatus {
   txHash: string
   status: 'unknown' | SubmissionStatus
   confirmations: number

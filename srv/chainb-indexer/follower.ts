@@ -18,9 +18,7 @@ import { indexedHashAt, positionOf, readSyncState, recordTip, rollBackFrom, sync
 
 const LOG = cds.log('chainb-indexer')
 
-export type { RunOutcome }
-
-export interface FollowerOptions {
+interface FollowerOptions {
   port: ChainBPort
   finalityDepth: number
   network?: string | null

@@ -7,7 +7,7 @@ import { requiresOptions, type Environment } from '../lib/requires-options.ts'
  */
 
 /** The indexer's documented environment variables (README, Configuration) and the option each one sets. */
-export const CRAWLER_ENVIRONMENT: Environment = {
+const CRAWLER_ENVIRONMENT: Environment = {
   CHAIN_B_CRAWLER_ENABLED: 'crawler.enabled',
   CHAIN_B_CRAWLER_INTERVAL_MS: 'crawler.intervalMs',
   CHAIN_B_CRAWLER_BATCH_SIZE: 'crawler.batchSize',
@@ -44,7 +44,7 @@ export function indexerSettings(): IndexerSettings {
   }
 }
 
-export interface HealthThresholds {
+interface HealthThresholds {
   /** Lag (blocks) above which the indexer is degraded (CHAIN_B_HEALTH_DEGRADED_LAG, default 10). */
   degradedLag: number
   /** Lag (blocks) above which it is unhealthy (CHAIN_B_HEALTH_UNHEALTHY_LAG, default 100). */

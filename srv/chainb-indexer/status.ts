@@ -33,10 +33,10 @@ export async function syncStatus() {
   }
 }
 
-export type HealthStatus = 'healthy' | 'degraded' | 'unhealthy' | 'unknown'
+type HealthStatus = 'healthy' | 'degraded' | 'unhealthy' | 'unknown'
 
 /** healthy up to degradedLag blocks behind, degraded up to unhealthyLag, unhealthy above; unknown before the first run. */
-export function healthOf(lag: number | null, thresholds = healthThresholds()): HealthStatus {
+function healthOf(lag: number | null, thresholds = healthThresholds()): HealthStatus {
   if (lag === null) return 'unknown'
   if (lag > thresholds.unhealthyLag) return 'unhealthy'
   if (lag > thresholds.degradedLag) return 'degraded'

@@ -13,7 +13,7 @@ const { SELECT, INSERT, UPDATE, DELETE } = cds.ql
 
 export const SYNC_ID = 'chain-b'
 /** The position of an empty index: below genesis (height 0). */
-export const NOTHING_INDEXED = { height: -1, hash: null as string | null }
+const NOTHING_INDEXED = { height: -1, hash: null as string | null }
 
 export const syncState = new SyncStateRow<SyncRow>(SyncState, ReorgLog, SYNC_ID, { indexedHeight: NOTHING_INDEXED.height })
 
@@ -51,7 +51,7 @@ async function markSpent(utxo: BlockRows['spent'][number]['utxo'], spentBy: stri
   if (Number(changed) === 0) await INSERT.into(UnshieldedUtxos).entries({ ...utxoRow(utxo), spentAtTransaction_hash: spentBy })
 }
 
-export interface Rollback {
+interface Rollback {
   forkHeight: number
   blocksRolledBack: number
   transactionsRolledBack: number

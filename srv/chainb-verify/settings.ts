@@ -6,14 +6,14 @@ import { requiresOptions, type Environment } from '../lib/requires-options.ts'
  */
 
 /** The verify lane's documented environment variables (README, Configuration) and the option each one sets. */
-export const VERIFY_ENVIRONMENT: Environment = {
+const VERIFY_ENVIRONMENT: Environment = {
   CHAIN_B_VERIFY_RATE_PER_SECOND: 'verify.ratePerSecond',
   CHAIN_B_VERIFY_BURST: 'verify.burst',
   CHAIN_B_TRUSTED_ROOT_VOUCHERS: 'verify.trustedRootVouchers',
 }
 
 const options = requiresOptions('chain-b', VERIFY_ENVIRONMENT, { named: 'variable' })
-export interface VerifySettings {
+interface VerifySettings {
   /** Calls per second each client address may make (CHAIN_B_VERIFY_RATE_PER_SECOND, default 10). */
   ratePerSecond: number
   /** Calls an address may make at once before the rate applies (CHAIN_B_VERIFY_BURST, default 30). */

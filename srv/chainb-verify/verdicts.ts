@@ -179,7 +179,7 @@ export async function verifyDocument(data: Params) {
 }
 
 /** The longest proof or public-signal text the lane reads. */
-export const MAX_PROOF_JSON = 8 * 1024
+const MAX_PROOF_JSON = 8 * 1024
 
 /**
  * A raw proof: VALID only when it verifies and says something true of the documents it names

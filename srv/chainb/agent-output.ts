@@ -19,9 +19,9 @@ const { INSERT } = cds.ql
  * attestAgentOutput circuit, which keeps the envelope in the vault's state.
  */
 
-export const AGENT_OUTPUT_CONTENT_TYPE = 'application/vnd.chainb.agent-output.v1+json'
+const AGENT_OUTPUT_CONTENT_TYPE = 'application/vnd.chainb.agent-output.v1+json'
 
-export function agentOutputEnvelope(input: { agentId: string; inputHash: string; outputHash: string; producedAt: string; modelId?: string; policyHash?: string }) {
+function agentOutputEnvelope(input: { agentId: string; inputHash: string; outputHash: string; producedAt: string; modelId?: string; policyHash?: string }) {
   const envelopeJson = canonicalJson({ v: 1, ...input })
   return { envelopeJson, payloadHash: sha256Hex(Buffer.from(envelopeJson, 'utf8')) }
 }

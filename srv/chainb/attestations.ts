@@ -26,7 +26,7 @@ const { INSERT } = cds.ql
  * proof (sponsorAttestation) is verified here and recorded the same way, without proving.
  */
 
-export const MAX_BATCH_CLAIMS = 8
+const MAX_BATCH_CLAIMS = 8
 
 type Params = Record<string, unknown>
 

@@ -11,7 +11,7 @@ import { optionalHash32 } from './inputs.ts'
  */
 
 /** A document proven about is at most this many bytes of JSON text. */
-export const MAX_DOCUMENT_BYTES = 64 * 1024
+const MAX_DOCUMENT_BYTES = 64 * 1024
 
 export function prepareDocumentProof(data: { documentJson?: unknown; proofFieldsJson?: unknown; saltSeed?: unknown }) {
   if (typeof data.documentJson !== 'string') throw badInput('MISSING_PARAMETER', 'documentJson (the document as JSON text) is required', 'documentJson')

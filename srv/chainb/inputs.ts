@@ -7,7 +7,7 @@ import { DISCLOSURE_ROLES, type DisclosureRole } from '../chains/chain-b/vault.t
  */
 
 /** Metadata is stored with the document and hashed into the anchor; larger is refused. */
-export const MAX_METADATA_BYTES = 4096
+const MAX_METADATA_BYTES = 4096
 
 export { hash32, optionalHash32 } from '../lib/hash-inputs.ts'
 

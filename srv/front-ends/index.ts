@@ -16,9 +16,9 @@ import { appFile } from '../lib/app-files.ts'
  * nothing but this origin (UI5 writes inline style attributes, so styles may be inline).
  */
 
-export const PORTAL_DIR = () => appFile('portal')
+const PORTAL_DIR = () => appFile('portal')
 
-export const CONTENT_SECURITY_POLICY = [
+const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
@@ -67,7 +67,7 @@ export function serveFrontEnds(app: Application): void {
 let preload: Promise<PreloadBundle> | undefined
 
 /** The portal's preload bundle, made once per process (see preload.ts). */
-export function preloadBundle(): Promise<PreloadBundle> {
+function preloadBundle(): Promise<PreloadBundle> {
   preload ??= buildPreloadBundle(PORTAL_DIR(), UI5_ROOTS, 'cag/portal').then(bundle => {
     cds.log('front-ends').debug(`portal preload bundle: ${bundle.modules} modules, ${bundle.body.length} bytes (${bundle.gzipped.length} compressed)`)
     return bundle

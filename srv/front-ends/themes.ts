@@ -13,8 +13,8 @@ import { appFile } from '../lib/app-files.ts'
  * Concurrent requests for one theme wait for the same compilation.
  */
 
-export const THEMES = ['sap_horizon', 'sap_horizon_dark', 'sap_horizon_hcb', 'sap_horizon_hcw'] as const
-export const THEME_FILES = ['library.css', 'library-RTL.css', 'library-parameters.json'] as const
+const THEMES = ['sap_horizon', 'sap_horizon_dark', 'sap_horizon_hcb', 'sap_horizon_hcw'] as const
+const THEME_FILES = ['library.css', 'library-RTL.css', 'library-parameters.json'] as const
 
 const cacheDir = () => resolve(cds.root, 'node_modules/.cache/chain-access-gateway/ui5-themes', UI5_VERSION)
 const building = new Map<string, Promise<string>>()

@@ -13,7 +13,7 @@ const { SELECT, INSERT, UPDATE } = cds.ql
 const { active, revoked } = ApiKey.status
 
 /** What a product's grant allows by default: every operation of the services that declare themselves that product (`@gateway.product`). */
-export function defaultOperations(product: Product): string[] {
+function defaultOperations(product: Product): string[] {
   const definitions = cds.model?.definitions
   if (!definitions) throw new Error('The model is not loaded: a grant\'s default operations are those of the services it declares for the product')
   return Object.entries(definitions)

@@ -6,7 +6,7 @@ import { requiresOptions, type Environment } from '../lib/requires-options.ts'
  */
 
 /** The gateway's documented environment variables (README, Configuration) and the option each one sets. */
-export const ENVIRONMENT: Environment = {
+const ENVIRONMENT: Environment = {
   GATEWAY_ENABLED: 'enabled',
   GATEWAY_TIMEOUT_MS: 'timeoutMs',
   GATEWAY_RESERVATION_TIMEOUT_S: 'reservationTimeoutS',

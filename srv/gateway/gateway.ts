@@ -25,7 +25,7 @@ import { setRequestDeadline } from '../lib/request-work.ts'
  * own (paths, routes, key-check, rate-limits, metering, own-routes, answers); this file orders them.
  */
 
-export type Request = IncomingMessage & { gatewayPrincipal?: unknown }
+type Request = IncomingMessage & { gatewayPrincipal?: unknown }
 type Next = (error?: unknown) => void
 
 export class Gateway {

@@ -21,7 +21,7 @@ export const expiredKey = (validUntil?: string) =>
   refusal(401, 'KEY_EXPIRED', validUntil ? `This key expired at ${validUntil}` : 'This key has expired', {}, CHALLENGE)
 const MISSING_KEY = refusal(401, 'KEY_MISSING', 'Send your API key as Authorization: Bearer <key> or x-agent-token: <key>', {}, CHALLENGE)
 
-export type KeyCheckResult = { ok: true; key: KeyRecord } | { ok: false; answer: Answer }
+type KeyCheckResult = { ok: true; key: KeyRecord } | { ok: false; answer: Answer }
 
 export class KeyCheck {
   private readonly failures: FailureWindow

@@ -15,7 +15,7 @@ function npxArguments(bin: string): string[] {
   return mcpPackage ? ['-y', '--package', mcpPackage, bin] : ['--prefix', cds.root, bin]
 }
 
-export interface KeyToDeliver {
+interface KeyToDeliver {
   id: string
   key: string
   plan?: string
@@ -32,7 +32,7 @@ export function mcpConfiguration(key: string, baseUrl: string) {
   }
 }
 
-export const curlExample = (key: string, baseUrl: string) => `curl -H "Authorization: Bearer ${key}" ${baseUrl}/me`
+const curlExample = (key: string, baseUrl: string) => `curl -H "Authorization: Bearer ${key}" ${baseUrl}/me`
 
 /** The body that hands the key over: the key, its account, the client configuration and an example; `extra` adds what the lane tells besides. */
 export function deliverKey(issued: KeyToDeliver, extra: object = {}) {

@@ -79,7 +79,7 @@ function statement(name: keyof Statements): string {
 const run = (tx: Transaction, name: Statement, values: unknown[]) => tx.run(statement(name), values)
 const changed = (result: unknown) => rowsChanged(result) === 1
 
-export interface Call {
+interface Call {
   keyId: string
   secretHash: string
   /** The key's version the caller was authenticated against: a key changed since then is not reserved on. */
@@ -90,7 +90,7 @@ export interface Call {
   requestId: string
 }
 
-export type Reservation =
+type Reservation =
   | { ok: true; unitsLeft: number }
   | { ok: false; reason: 'insufficient'; unitsLeft: number }
   | { ok: false; reason: 'invalid' | 'expired' | 'stale' }

@@ -20,12 +20,12 @@ const PRICE_REFRESH_MS = 60_000
  * A product sets this header when it answers a repeated request with what the first one made (the
  * same idempotency key and payload): that answer costs nothing, the first call was charged.
  */
-export const IDEMPOTENT_REPLAY = 'x-idempotent-replay'
+const IDEMPOTENT_REPLAY = 'x-idempotent-replay'
 const SHUTDOWN_FLUSH_MS = 3000
 /** The ledger stores the route of a call cut to this length (its column's size). */
 const ROUTE_LENGTH = 500
 
-export interface MeteringConfig {
+interface MeteringConfig {
   timeoutMs: number
   reservationTimeoutS: number
   sweepIntervalS: number
@@ -39,7 +39,7 @@ export interface MeteredCall {
   requestId: string
 }
 
-export type Reserved =
+type Reserved =
   | { ok: true; units: number; unitsLeft: number }
   /** The key changed since it was read (a grant revoked, say): read it again and retry once. */
   | { ok: false; stale: true }

@@ -4,7 +4,7 @@
  * characters, matrix parameters, rewrite headers), it refuses it: no legitimate call needs any.
  */
 
-export type Target =
+type Target =
   | { ok: true; path: string; query: string }
   | { ok: false; status: 400; code: string; message: string }
 

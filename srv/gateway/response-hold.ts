@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http'
  * still be set), then replayed. `takeOver` lets the gateway answer itself (a timeout) and drops
  * whatever the handler writes afterwards.
  */
-export interface HeldResponse {
+interface HeldResponse {
   /** Takes the response from the handler, unless it already started answering; its output is dropped. */
   takeOver(): boolean
   /** Sends the gateway's own answer after `takeOver()`. */

@@ -3,7 +3,7 @@ import { isProduction } from '../lib/settings.ts'
 import { laneSecret } from './lane-secret.ts'
 
 /** The key lanes' documented environment variables (docs/configuration.md) and the option of `cds.requires.gateway` each one sets. */
-export const LANE_ENVIRONMENT: Environment = {
+const LANE_ENVIRONMENT: Environment = {
   GATEWAY_WALLET_FREE_UNITS: 'walletFreeUnits',
   GATEWAY_WALLET_FREE_MIN_LOVELACE: 'walletFreeMinLovelace',
   GATEWAY_WALLET_FREE_HISTORY: 'walletFreeHistory',

@@ -16,7 +16,7 @@ import { walletChallenge, walletKeys, walletRevokeKey, walletRotateKey, walletSi
  * once, in every profile, so that a missing production secret refuses the start.
  */
 
-export const KEY_LANE_ROUTES: readonly OwnRoute[] = [
+const KEY_LANE_ROUTES: readonly OwnRoute[] = [
   // The purchase lane (x402 over ADA on chain A)
   { path: '/keys', method: 'POST', access: 'public', answer: buyKey },
   { path: '/topup', method: 'POST', access: 'key', answer: topUp },

@@ -34,7 +34,7 @@ const { claimed, submitted, credited, rejected } = Purchase.status
 export const CLAIM_LAPSE_MS = 30_000
 const POLL_MS = 250
 
-export interface VerifiedPayment {
+interface VerifiedPayment {
   txHash: string
   payer: string
   cbor: Uint8Array

@@ -30,7 +30,7 @@ import { ApiError } from '../lib/errors.ts'
  */
 
 const { SELECT } = cds.ql
-export const DEFAULT_PACK = 'starter'
+const DEFAULT_PACK = 'starter'
 /** What a pack's name can be (Packs.name); anything else is refused before the database sees it. */
 const PACK_NAME = /^[A-Za-z0-9_-]{1,20}$/
 /** The prepared transaction's validity ends this much before the quote's, so it always passes ttl_too_far. */

@@ -14,7 +14,7 @@ import { laneConfig } from './config.ts'
 
 export const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 const N = ALPHABET.length
-export const DATA_LENGTH = 19
+const DATA_LENGTH = 19
 export const CODE_LENGTH = DATA_LENGTH + 1
 const GROUP = 4
 
@@ -25,7 +25,7 @@ const SEPARATORS = /[\s\p{Pd}_.]/gu
 /** Longer input is no code, however it is spaced (it is not normalised at all). */
 const MAX_INPUT = 100
 
-export type ParsedCode = { ok: true; normalised: string } | { ok: false; code: 'VOUCHER_MALFORMED'; message: string }
+type ParsedCode = { ok: true; normalised: string } | { ok: false; code: 'VOUCHER_MALFORMED'; message: string }
 
 /** A new code, grouped for display. */
 export function newVoucherCode(): string {

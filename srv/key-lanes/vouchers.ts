@@ -26,7 +26,7 @@ const VOUCHER_PLAN = 'standard'
 /** Codes the operator may create at once. */
 const MAX_COUNT = 10_000
 
-export interface VoucherRequest {
+interface VoucherRequest {
   units: number
   count: number
   /** Redemptions allowed (by different keys); 1 when absent. */

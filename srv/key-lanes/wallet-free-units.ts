@@ -19,14 +19,14 @@ import { runWrite, tableOf } from '../lib/plain-sql.ts'
 
 const { SELECT, UPDATE } = cds.ql
 
-export type FreeUnitsRefusalCode =
+type FreeUnitsRefusalCode =
   | 'FREE_UNITS_OFF'
   | 'FREE_UNITS_ALREADY_GIVEN'
   | 'FREE_UNITS_NOT_ELIGIBLE'
   | 'FREE_UNITS_BUDGET_SPENT'
   | 'FREE_UNITS_CHAIN_UNAVAILABLE'
 
-export type FreeUnits = { given: IssuedKey } | { refused: FreeUnitsRefusalCode }
+type FreeUnits = { given: IssuedKey } | { refused: FreeUnitsRefusalCode }
 
 /** Gives the address's wallet its free first key, or says why not. Checks first what is cheap to check. */
 export async function freeUnitsFor(address: string): Promise<FreeUnits> {

@@ -29,7 +29,7 @@ import { runWrite, tableOf } from '../lib/plain-sql.ts'
 
 const { SELECT, INSERT, UPDATE } = cds.ql
 
-export const SESSION_PREFIX = 'cgs'
+const SESSION_PREFIX = 'cgs'
 const ADDRESS_PREFIX = /^(addr|stake)(_test)?1[02-9ac-hj-np-z]+$/
 const MAX_ADDRESS_LENGTH = 120
 const NONCE = /^[0-9a-f]{64}$/

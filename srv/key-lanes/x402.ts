@@ -10,9 +10,9 @@ import type { Answer } from '../gateway/answers.ts'
  */
 
 export const X402_VERSION = 2
-export const PAYMENT_REQUIRED = 'PAYMENT-REQUIRED'
+const PAYMENT_REQUIRED = 'PAYMENT-REQUIRED'
 export const PAYMENT_SIGNATURE = 'payment-signature'
-export const PAYMENT_RESPONSE = 'PAYMENT-RESPONSE'
+const PAYMENT_RESPONSE = 'PAYMENT-RESPONSE'
 
 /** Why a payment is asked for again, in x402's lower-snake words (`reason`) and as our stable code. */
 export interface PaymentProblem {
@@ -32,7 +32,7 @@ export function paymentRequired(required: Omit<PaymentRequired, 'error'>, proble
 
 export const paymentResponse = (settled: SettleResponse) => ({ [PAYMENT_RESPONSE]: encodePaymentResponseHeader(settled) })
 
-export type DecodedPayment = { ok: true; payment: PaymentPayload } | { ok: false; message: string }
+type DecodedPayment = { ok: true; payment: PaymentPayload } | { ok: false; message: string }
 
 /** The `PAYMENT-SIGNATURE` header, decoded and checked for the shape of a version 2 payload. */
 export function decodePayment(header: string): DecodedPayment {
@@ -52,4 +52,4 @@ export function decodePayment(header: string): DecodedPayment {
 
 export const isObject = (value: unknown): value is Record<string, any> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
-export type { PaymentPayload, PaymentRequired, PaymentRequirements }
+export type { PaymentRequirements }

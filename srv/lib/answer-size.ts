@@ -8,7 +8,7 @@ import { numberSetting } from './settings.ts'
  * before they run by their row budget (query-options.ts); this bounds what wide rows add to it.
  */
 
-export const maxAnswerBytes = () => numberSetting('QUERY_MAX_ANSWER_BYTES', undefined, 16 * 1024 * 1024)
+const maxAnswerBytes = () => numberSetting('QUERY_MAX_ANSWER_BYTES', undefined, 16 * 1024 * 1024)
 
 type End = ServerResponse['end']
 

@@ -6,7 +6,7 @@ import { shadowingMessage, shadowingProperty } from './shadowing-properties.ts'
  * content type says: clients often send JSON as curl's default form type. At most `limit` bytes;
  * an empty body is `undefined`. A property named like a member of every object is refused (shadowing-properties.ts).
  */
-export type JsonBody = { ok: true; value: unknown } | { ok: false; status: 400 | 413; code: string; message: string }
+type JsonBody = { ok: true; value: unknown } | { ok: false; status: 400 | 413; code: string; message: string }
 
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<JsonBody> {
   const declared = Number(req.headers['content-length'])

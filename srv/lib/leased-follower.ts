@@ -13,14 +13,14 @@ import { StaleFollower, type Position, type SyncStateRow } from './sync-state.ts
 /** What one run did. */
 export type RunOutcome = 'standby' | 'paused' | 'synced' | 'error' | 'stopped'
 
-export interface LeasedFollowerSettings {
+interface LeasedFollowerSettings {
   /** How often a run starts. */
   intervalMs: number
   /** How long a lease lasts without renewal; another instance takes over after that. */
   leaseMs: number
 }
 
-export interface LeasedFollowerParts<Settings> {
+interface LeasedFollowerParts<Settings> {
   /** The follower's name in logs and in its schedule, `chain-a follower`. */
   name: string
   log: ReturnType<typeof cds.log>
@@ -113,7 +113,7 @@ export abstract class LeasedFollower<Settings extends LeasedFollowerSettings> {
 }
 
 /** How a follower finds where the upstream's chain leaves its index. */
-export interface ForkSearch {
+interface ForkSearch {
   at: Position
   tipHeight: number
   /** The lowest height the index may hold. */

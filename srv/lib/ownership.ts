@@ -9,7 +9,7 @@ import cds from '@sap/cds'
  * nothing and answers the same 404 as an id that does not exist.
  */
 
-export const OPERATOR_ROLE = 'admin'
+const OPERATOR_ROLE = 'admin'
 
 const callerOf = (user?: cds.User): cds.User => user ?? cds.context?.user ?? cds.User.anonymous
 
@@ -17,7 +17,7 @@ const callerOf = (user?: cds.User): cds.User => user ?? cds.context?.user ?? cds
 export const ownerOf = (user?: cds.User): string => String(callerOf(user).id)
 
 /** Whether the caller sees and acts on every owner's records. */
-export function seesAll(user?: cds.User): boolean {
+function seesAll(user?: cds.User): boolean {
   const caller = callerOf(user) as cds.User & { _is_privileged?: boolean }
   return caller._is_privileged === true || caller.is(OPERATOR_ROLE)
 }

@@ -22,14 +22,14 @@ import { numberSetting } from './settings.ts'
  * HTTP request) are trusted and only get the page a `$skip` without `$top` needs.
  */
 
-export interface ReadBudget {
+interface ReadBudget {
   /** The most rows one read may return, all `$expand` levels counted. */
   rowBudget: number
   /** The most `$expand` levels one read may nest. */
   expandDepth: number
 }
 
-export function readBudget(): ReadBudget {
+function readBudget(): ReadBudget {
   const configured = ((cds.env as any).query?.budget ?? {}) as Record<string, unknown>
   return {
     rowBudget: numberSetting('QUERY_ROW_BUDGET', configured.rows as number, 25_000),
@@ -67,7 +67,7 @@ export function guardQueryOptions(req: cds.Request): ((result: unknown) => void)
 }
 
 /** The query options of a target as CAP reads them: the whole target decoded, then split at each `&` outside a string literal. */
-export function queryOptionsOf(target: string): Map<string, string[]> {
+function queryOptionsOf(target: string): Map<string, string[]> {
   const decoded = cds.utils.decodeURIComponent(target)
   const start = decoded.indexOf('?')
   const options = new Map<string, string[]>()

@@ -25,7 +25,7 @@ interface RequestWork {
 const work = new AsyncLocalStorage<RequestWork>()
 
 /** How long any one request's work may take when nothing sets a shorter deadline (QUERY_TIMEOUT_MS). */
-export const queryTimeoutMs = () => numberSetting('QUERY_TIMEOUT_MS', (cds.env as any).query?.timeoutMs, 30_000)
+const queryTimeoutMs = () => numberSetting('QUERY_TIMEOUT_MS', (cds.env as any).query?.timeoutMs, 30_000)
 
 /** Bootstrap middleware: the work of everything that handles this request is tied to its answer, and ends by its deadline. */
 export function tieWorkToAnswer(req: IncomingMessage, res: ServerResponse, next: () => void) {

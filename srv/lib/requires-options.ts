@@ -16,7 +16,7 @@ export type Tree = Record<string, unknown>
 /** The documented environment variables (README, Configuration) and the option path each one sets. */
 export type Environment = Readonly<Record<string, string>>
 
-export const isTree = (value: unknown): value is Tree => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isTree = (value: unknown): value is Tree => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** `target` with `source` laid over it, nested objects merged; neither is changed. */
 function merged(target: Tree, source: Tree | undefined): Tree {
@@ -32,7 +32,7 @@ export function valueAt(options: object, path: string): OptionValue {
   return node as OptionValue
 }
 
-export interface OptionsReader {
+interface OptionsReader {
   string(path: string, fallback: string): string
   optional(path: string): string | undefined
   number(path: string, fallback: number): number
@@ -41,7 +41,7 @@ export interface OptionsReader {
   positiveWhole(path: string, fallback: number): number
 }
 
-export interface RequiresOptions<Options> {
+interface RequiresOptions<Options> {
   /** `cds.requires[service]` with CAP's split variables and the documented ones laid over it, as a new object: the environment wins over package.json. */
   options(requires?: Tree, env?: NodeJS.ProcessEnv): Options
   /** At start: the environment mapped into `cds.requires[service]` itself, for the service to find in its options. */
@@ -52,7 +52,7 @@ export interface RequiresOptions<Options> {
   reader(options: Options): OptionsReader
 }
 
-export interface RequiresOptionsStyle {
+interface RequiresOptionsStyle {
   /** Messages name an option by its path and variable (`option`, the default) or by its variable alone. */
   named?: 'option' | 'variable'
 }

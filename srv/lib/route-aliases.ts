@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
  * self-hosted by the middleware below, on the hosted gateway to the normalised path (so every
  * variant the gateway accepts or refuses under one spelling, it treats the same under the other).
  */
-export const ROUTE_ALIASES: Readonly<Record<string, string>> = {
+const ROUTE_ALIASES: Readonly<Record<string, string>> = {
   '/api/v1/chainb': '/odata/v4/chainb',
   '/api/v1/indexer': '/odata/v4/chainb-indexer',
   '/api/v1/verify': '/odata/v4/chainb-verify',

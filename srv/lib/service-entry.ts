@@ -5,7 +5,7 @@ import { stopIfAnswered } from './request-work.ts'
  * A check a request must pass when it enters a service, before CAP's own checks and before any
  * handler reads its input. It throws to refuse; it may answer a check the result must pass too.
  */
-export type EntryCheck = (srv: cds.ApplicationService, req: cds.Request) => ((result: unknown) => void) | undefined | void
+type EntryCheck = (srv: cds.ApplicationService, req: cds.Request) => ((result: unknown) => void) | undefined | void
 
 /**
  * Runs the checks, in the order given, in front of every event of every application service.

@@ -36,7 +36,6 @@ export function booleanValue(value: Raw, fallback: boolean): boolean {
 const pick = (envName: string, fromCds: Raw): Raw => given(process.env[envName]) ?? fromCds
 
 export const stringSetting = (envName: string, fromCds: Raw, fallback: string) => stringValue(pick(envName, fromCds), fallback)
-export const optionalSetting = (envName: string, fromCds: Raw) => optionalValue(pick(envName, fromCds))
 export const numberSetting = (envName: string, fromCds: Raw, fallback: number) => numberValue(pick(envName, fromCds), envName, fallback)
 export const booleanSetting = (envName: string, fromCds: Raw, fallback: boolean) => booleanValue(pick(envName, fromCds), fallback)
 

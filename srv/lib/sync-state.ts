@@ -30,7 +30,7 @@ interface SyncRow {
 }
 
 /** The tip the lease holder last saw, and the follower's status. */
-export interface TipRecord {
+interface TipRecord {
   chainHeight: number
   chainTipAt: string | null
   finalizedHeight: number
@@ -38,7 +38,7 @@ export interface TipRecord {
 }
 
 /** A rollback to record: the position it moved to, what it removed, and why. */
-export interface RolledBack {
+interface RolledBack {
   forkHeight: number
   position: Position
   /** The time of the block at the new position. */

@@ -18,13 +18,13 @@ export const CONTENT_TYPES: Readonly<Record<FileRole, string>> = {
   verificationKey: 'application/json',
 }
 
-export interface PublishedFile {
+interface PublishedFile {
   url: string
   sha256: string
   size: number
 }
 
-export interface PublishedCircuit {
+interface PublishedCircuit {
   id: CircuitId
   publicSignals: readonly string[]
   claims: readonly string[]
@@ -32,7 +32,7 @@ export interface PublishedCircuit {
   files: Record<FileRole, PublishedFile>
 }
 
-export interface PublishedManifest {
+interface PublishedManifest {
   development: boolean
   ceremony: string
   circuits: PublishedCircuit[]
@@ -46,7 +46,7 @@ export interface KeyFile {
   sha256: string
 }
 
-export const fileUrl = (circuit: CircuitId, name: string) => `${ZK_CONFIG_PATH}/${circuit}/${name}`
+const fileUrl = (circuit: CircuitId, name: string) => `${ZK_CONFIG_PATH}/${circuit}/${name}`
 
 /** The circuits the code knows and the keys folder has keys for, in CIRCUITS' order. */
 export function publishedManifest(keys: KeysManifest): PublishedManifest {

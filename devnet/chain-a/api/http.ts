@@ -11,7 +11,7 @@ const REASONS: Record<number, string> = {
   500: 'Internal Server Error',
 }
 
-export const NOT_FOUND_MESSAGE = 'The requested component has not been found.'
+const NOT_FOUND_MESSAGE = 'The requested component has not been found.'
 
 export class HttpError extends Error {
   readonly status: number
@@ -30,7 +30,7 @@ export function found<T>(value: T | undefined | null): T {
   return value
 }
 
-export function sendError(res: Response, status: number, message: string) {
+function sendError(res: Response, status: number, message: string) {
   res.status(status).json({ status_code: status, error: REASONS[status] ?? 'Error', message })
 }
 
@@ -41,7 +41,7 @@ export function errorHandler(error: any, _req: Request, res: Response, _next: Ne
   sendError(res, 500, 'An unexpected response was received from the backend.')
 }
 
-export interface Paging {
+interface Paging {
   count: number
   page: number
   order: 'asc' | 'desc'

@@ -121,7 +121,7 @@ export function assetJson(asset: AssetState) {
   }
 }
 
-export const drepLabel = (drep: string | null) => (drep === null || drep.startsWith('drep_always') ? drep : drepIdOf(drep))
+const drepLabel = (drep: string | null) => (drep === null || drep.startsWith('drep_always') ? drep : drepIdOf(drep))
 
 export function accountJson(ledger: Ledger, account: Account) {
   return {

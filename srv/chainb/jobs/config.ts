@@ -7,7 +7,7 @@ import { requiresOptions, type Environment } from '../../lib/requires-options.ts
  */
 
 /** The job runner's documented environment variables (README, Configuration) and the option each one sets. */
-export const JOBS_ENVIRONMENT: Environment = {
+const JOBS_ENVIRONMENT: Environment = {
   CHAIN_B_JOBS_RUNNER: 'jobs.enabled',
   CHAIN_B_JOBS_CONCURRENCY: 'jobs.concurrency',
   CHAIN_B_JOBS_POLL_MS: 'jobs.pollMs',

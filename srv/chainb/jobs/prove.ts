@@ -17,7 +17,7 @@ export class ProofFailure extends Error {
  * A prover's message as the job may keep it: long numbers and hex runs (which could be a value, a
  * salt or a path element of the witness) are left out.
  */
-export const withoutWitnessValues = (message: string) => message.replace(/\d{12,}|[0-9a-f]{16,}/gi, '…')
+const withoutWitnessValues = (message: string) => message.replace(/\d{12,}|[0-9a-f]{16,}/gi, '…')
 
 export async function proveClaims(chain: ChainBAccess, command: JobCommand, witness: Witness): Promise<JobCommand> {
   const claims = await Promise.all((command.prove ?? []).map(async ({ circuit, payloadHash, payloadHashB }, index): Promise<ZkClaim> => {

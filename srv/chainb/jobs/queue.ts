@@ -14,9 +14,9 @@ import { forgetWitness, sealWitness, WITNESS_HOLDER } from './witness.ts'
 const { SELECT } = cds.ql
 
 /** Set on the answer to a repeated request (same key, same payload): the gateway charges it nothing. */
-export const IDEMPOTENT_REPLAY = 'x-idempotent-replay'
+const IDEMPOTENT_REPLAY = 'x-idempotent-replay'
 
-export interface NewJob {
+interface NewJob {
   kind: JobKindName
   /** The request's parameters as checked (idempotencyKey aside): what the fingerprint covers. */
   params: Record<string, unknown>
@@ -25,7 +25,7 @@ export interface NewJob {
   idempotencyKey?: string
 }
 
-export interface QueuedJob {
+interface QueuedJob {
   ID: string
   status: string
   /** The command as stored (without the witness). */
@@ -34,11 +34,11 @@ export interface QueuedJob {
   replay: boolean
 }
 
-export const fingerprintOf = (kind: string, params: Record<string, unknown>) =>
+const fingerprintOf = (kind: string, params: Record<string, unknown>) =>
   createHash('sha256').update(`${kind}\0${canonicalJson(params)}`).digest('hex')
 
 /** A job that has not finished: what the bound on one owner's jobs counts. */
-export const OPEN_STATUSES = [Job.status.queued, Job.status.running, Job.status.submitted]
+const OPEN_STATUSES = [Job.status.queued, Job.status.running, Job.status.submitted]
 
 /** What a caller whose queue is full is told to wait: about the time its oldest job needs to be proven and confirmed. */
 const FULL_QUEUE_RETRY_AFTER_S = 10

@@ -16,7 +16,7 @@ import { JobKind } from './kinds.ts'
  * prove it.
  */
 
-export interface Candidate {
+interface Candidate {
   ID: string
   kind: string
 }

@@ -75,8 +75,6 @@ export function forgetWitness(jobId: string) {
   keys.delete(jobId)
 }
 
-export const holdsWitness = (jobId: string) => keys.has(jobId)
-
 /** How many keys this process holds. */
 export const heldWitnesses = () => keys.size
 

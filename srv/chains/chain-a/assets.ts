@@ -3,7 +3,7 @@ import { defaultExport } from '../../lib/interop.ts'
 
 const AssetFingerprint = defaultExport<{ fromParts(policy: Uint8Array, name: Uint8Array): { fingerprint(): string } }>(cip14)
 
-export interface AssetParts {
+interface AssetParts {
   policyId: string
   assetNameHex: string
   /** The name as UTF-8 text when it decodes to printable characters, else null. */

@@ -7,7 +7,7 @@ type Amount = { unit: string; quantity: string }[]
 type TxUtxos = Responses['tx_content_utxo']
 type PoolMetadata = Partial<Extract<Responses['pool_metadata'], { pool_id: string }>> & { description?: string | null }
 
-export function splitAmount(amount: Amount): { lovelace: string; assets: Port.AssetQuantity[] } {
+function splitAmount(amount: Amount): { lovelace: string; assets: Port.AssetQuantity[] } {
   let lovelace = '0'
   const assets: Port.AssetQuantity[] = []
   for (const { unit, quantity } of amount) {

@@ -156,7 +156,7 @@ export function paymentKeyHash(address: string): string | null {
 
 // ---- values and outputs --------------------------------------------------------------------
 
-export const assetNameHex = (name: CSL.AssetName) => Buffer.from(name.name()).toString('hex')
+const assetNameHex = (name: CSL.AssetName) => Buffer.from(name.name()).toString('hex')
 
 export function toCslValue(value: Value): CSL.Value {
   const result = CSL.Value.new(bigNum(value.coin))
@@ -197,7 +197,7 @@ export function fromCslMint(mint: CSL.Mint | undefined): Map<string, bigint> {
 }
 
 /** What an output holds, in plain form; hex for the datum and the reference script. */
-export interface OutputSpec {
+interface OutputSpec {
   address: string
   value: Value
   inlineDatum?: string | null
@@ -252,7 +252,7 @@ export function nativeScriptSigners(script: CSL.NativeScript): string[] {
 }
 
 /** A validity interval in slots; null where it is open. */
-export interface ValidityInterval {
+interface ValidityInterval {
   invalidBefore: bigint | null
   invalidHereafter: bigint | null
 }
@@ -323,7 +323,7 @@ export function cslCostModels(costModels: CostModels): CSL.Costmdls {
 }
 
 /** A non-negative rational, exact for decimal numbers such as the prices 0.0577 and 0.0000721. */
-export interface Rational {
+interface Rational {
   numerator: bigint
   denominator: bigint
 }
@@ -344,7 +344,7 @@ function unitInterval(value: number): CSL.UnitInterval {
 }
 
 /** The protocol parameters CSL's transaction builder works with. */
-export interface BuilderParameters {
+interface BuilderParameters {
   minFeeA: bigint | number
   minFeeB: bigint | number
   coinsPerUtxoByte: bigint | number

@@ -11,4 +11,4 @@ export const chainA = () => cds.connect.to('chain-a') as Promise<ChainAService>
 
 export type { ChainAService }
 export { CHAIN_CHANGED } from './service.ts'
-export type { ChainChange, ChainIdentity } from './context.ts'
+export type { ChainChange } from './context.ts'

@@ -16,7 +16,7 @@ export type { CostModels, PlutusLanguage }
 /** Redeemer purposes, named as in the CDDL (`reward` is a withdrawal, `cert` a certificate). */
 export type RedeemerTag = 'spend' | 'mint' | 'cert' | 'reward' | 'vote' | 'propose'
 
-export interface RedeemerPointer {
+interface RedeemerPointer {
   tag: RedeemerTag
   index: number
 }
@@ -108,7 +108,7 @@ const TAGS: Record<CSL.RedeemerTagKind, RedeemerTag> = {
   [CSL.RedeemerTagKind.VotingProposal]: 'propose',
 }
 
-export const redeemerTagOf = (kind: CSL.RedeemerTagKind): RedeemerTag => TAGS[kind]
+const redeemerTagOf = (kind: CSL.RedeemerTagKind): RedeemerTag => TAGS[kind]
 
 /** What a redeemer points at and the execution units it declares. */
 export const redeemerBudgetOf = (redeemer: CSL.Redeemer): RedeemerBudget => ({

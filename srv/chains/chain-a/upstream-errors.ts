@@ -26,7 +26,7 @@ const UNREACHABLE_CODES = new Set([
 ])
 
 /** Retry-After as whole seconds (at least 1): either delta-seconds or an HTTP date. */
-export function parseRetryAfter(header: string | string[] | undefined, now: number): number | undefined {
+function parseRetryAfter(header: string | string[] | undefined, now: number): number | undefined {
   const value = (Array.isArray(header) ? header[0] : header)?.trim()
   if (!value) return undefined
   if (/^\d+$/.test(value)) return Math.max(1, Number(value))

@@ -17,7 +17,7 @@ import { ceremonyProblem } from './zk/transcript.ts'
  */
 
 /** The documented environment variables (README, Configuration) and the option each one sets. */
-export const ENVIRONMENT: Environment = {
+const ENVIRONMENT: Environment = {
   CHAIN_B_NETWORK: 'network',
   CHAIN_B_INDEXER_URL: 'indexerUrl',
   CHAIN_B_INDEXER_WS_URL: 'indexerWsUrl',
@@ -111,10 +111,10 @@ export const chainBOptions = (requires?: Tree, env?: NodeJS.ProcessEnv): ChainBO
 export const applyChainBEnvironment = (requires?: Tree, env?: NodeJS.ProcessEnv): ChainBOptions => options.apply(requires, env)
 
 /** The WebSocket endpoint of an indexer's GraphQL endpoint: the same URL in ws(s) with `/ws`. */
-export const wsUrlOf = (httpUrl: string) => httpUrl.replace(/^http/, 'ws').replace(/\/$/, '') + '/ws'
+const wsUrlOf = (httpUrl: string) => httpUrl.replace(/^http/, 'ws').replace(/\/$/, '') + '/ws'
 
 /** The devnet's submission API beside its GraphQL endpoint. */
-export const submitUrlOf = (httpUrl: string) => httpUrl.replace(/\/graphql\/?$/, '/submit')
+const submitUrlOf = (httpUrl: string) => httpUrl.replace(/\/graphql\/?$/, '/submit')
 
 export function chainBConfig(options: ChainBOptions = chainBOptions()): ChainBConfig {
   const read = reader(options)
@@ -140,7 +140,7 @@ export function chainBConfig(options: ChainBOptions = chainBOptions()): ChainBCo
   }
 }
 
-export const DEFAULT_DEVNET_SEED = 'chain-access-devnet-b'
+const DEFAULT_DEVNET_SEED = 'chain-access-devnet-b'
 
 export function devnetConfig(options: ChainBOptions = chainBOptions()): ChainBDevnetConfig {
   const read = reader(options)

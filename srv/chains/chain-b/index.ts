@@ -8,5 +8,3 @@ import type ChainBConnector from './service.ts'
  * and `sponsorKey()` sign calls; `ensureSponsorFunded()` refills the sponsor on a devnet.
  */
 export const chainB = () => cds.connect.to('chain-b') as unknown as Promise<ChainBConnector>
-
-export type { ChainBConnector }

@@ -121,7 +121,7 @@ const causeOf = (error: unknown) => {
  * each `next` is handed on; an error, a completion or a lost connection calls `onError` once.
  * Answers a function that ends it (without calling `onError`).
  */
-export function subscribe<T>(wsUrl: string, query: string, variables: Record<string, unknown>, onData: (data: T) => void, onError: (error: Error) => void): () => void {
+function subscribe<T>(wsUrl: string, query: string, variables: Record<string, unknown>, onData: (data: T) => void, onError: (error: Error) => void): () => void {
   const socket = new WebSocket(wsUrl, 'graphql-transport-ws')
   let ended = false
   const fail = (error: Error) => {
@@ -183,7 +183,7 @@ const toAction = (action: WireAction): ChainBContractAction => ({
   entryPoint: action.__typename === 'ContractCall' ? action.entryPoint ?? null : null,
 })
 
-export function toTransaction(tx: WireTransaction): ChainBTransaction {
+function toTransaction(tx: WireTransaction): ChainBTransaction {
   const regular = tx.__typename === 'RegularTransaction'
   return {
     kind: tx.__typename,
@@ -203,7 +203,7 @@ export function toTransaction(tx: WireTransaction): ChainBTransaction {
   }
 }
 
-export const toBlock = (block: WireBlock): ChainBBlock => ({
+const toBlock = (block: WireBlock): ChainBBlock => ({
   hash: block.hash,
   height: block.height,
   protocolVersion: block.protocolVersion,

@@ -57,7 +57,7 @@ export const BLOCKS_SUBSCRIPTION = `subscription ChainBBlocks($offset: BlockOffs
 }
 ${BLOCK_FRAGMENTS}`
 
-export const CONTRACT_ACTIONS_SUBSCRIPTION = `subscription ChainBContractActions($address: HexEncoded!, $offset: BlockOffset) {
+const CONTRACT_ACTIONS_SUBSCRIPTION = `subscription ChainBContractActions($address: HexEncoded!, $offset: BlockOffset) {
   contractActions(address: $address, offset: $offset) { ...ActionFields state transaction { hash block { height } } }
 }
 ${ACTION_FIELDS}`

@@ -19,10 +19,10 @@ import type { BuilderName, TransactionBuilder } from './types.ts'
  */
 
 export type {
-  BuilderName, BuildRequest, BuildResult, BuiltInput, BuiltOutput, MintRequest, OutputRef, PaymentRequest, ScriptSpendRequest, TransactionBuilder,
+  BuilderName, BuildRequest, BuildResult, MintRequest, OutputRef, PaymentRequest, ScriptSpendRequest,
 } from './types.ts'
 
-export const BUILDER_NAMES: readonly BuilderName[] = ['csl', 'buildooor']
+const BUILDER_NAMES: readonly BuilderName[] = ['csl', 'buildooor']
 
 const ASSEMBLERS = { csl: cslAssembler, buildooor: buildooorAssembler }
 

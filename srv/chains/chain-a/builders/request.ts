@@ -101,7 +101,7 @@ function parseKeyHash(value: unknown, target: string): string {
 // ---- Plutus data and scripts ---------------------------------------------------------------
 
 /** PlutusData JSON in cardano-cli's detailed schema, answered as CBOR hex. */
-export function parsePlutusData(json: unknown, target: string): string {
+function parsePlutusData(json: unknown, target: string): string {
   try {
     const text = typeof json === 'string' ? json : JSON.stringify(json)
     return CSL.PlutusData.from_json(text, CSL.PlutusDatumSchema.DetailedSchema).to_hex()
@@ -262,7 +262,7 @@ const MAX_LABEL = 2n ** 64n - 1n
  * (at most 64 bytes; `0x…` for bytes), integers, lists and objects. Label 674 must be a CIP-20
  * message: `{"msg": ["line", …]}`.
  */
-export function parseMetadata(json: unknown): string {
+function parseMetadata(json: unknown): string {
   let value: unknown
   try {
     value = typeof json === 'string' ? JSON.parse(json) : json

@@ -12,7 +12,7 @@ import { mergeSignerAnswer, parseTransaction } from '../signing/witnesses.ts'
  */
 
 /** Signs an unsigned transaction (CBOR hex); answers the signed transaction or a CIP-30 `signTx(tx, true)` witness set (hex). */
-export type PaymentSigner = (unsignedTxHex: string) => Promise<string>
+type PaymentSigner = (unsignedTxHex: string) => Promise<string>
 
 export class CardanoExactClient implements SchemeNetworkClient {
   readonly scheme = 'exact'

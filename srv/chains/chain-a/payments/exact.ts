@@ -46,7 +46,7 @@ export interface PaymentChainView {
   output(ref: OutputRef): Promise<ChainOutputView | null>
 }
 
-export type PaymentVerdict =
+type PaymentVerdict =
   | { ok: true; txHash: string; payer: string; paid: bigint; ttlSlot: number; cbor: Uint8Array }
   | { ok: false; reason: string; message: string }
 

@@ -14,7 +14,7 @@ import { quoteMemo } from './exact.ts'
  * OUTPUT_BELOW_MIN_ADA, WRONG_NETWORK, ...) pass through.
  */
 
-export interface PaymentPreparation {
+interface PaymentPreparation {
   /** The payer's address: the UTxOs are its, the change goes back to it. */
   payer: string
   payTo: string

@@ -33,7 +33,7 @@ export interface AuditEntry extends AuditEvent {
   hash: string
 }
 
-export interface ChainVerification {
+interface ChainVerification {
   valid: boolean
   /** The sequence of the first entry that does not fit. */
   brokenAt?: number

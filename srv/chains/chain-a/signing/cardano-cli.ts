@@ -10,13 +10,13 @@ import { parseTransaction } from './witnesses.ts'
  * `--tx-file`; `--tx-body-file` is for body files.
  */
 
-export interface TextEnvelope {
+interface TextEnvelope {
   type: string
   description: string
   cborHex: string
 }
 
-export interface CliSigningInput {
+interface CliSigningInput {
   unsignedTxCbor: string
   /** mainnet | preprod | preview, or a local network such as devnet (then `networkMagic` is needed). */
   network: string
@@ -30,14 +30,14 @@ export interface CliSigningInput {
   signedFile?: string
 }
 
-export interface SigningKeyFile {
+interface SigningKeyFile {
   file: string
   /** The key hash whose signing key belongs in the file (unknown for the payer unless given). */
   keyHash?: string
   purpose: string
 }
 
-export interface CliSigningRecipe {
+interface CliSigningRecipe {
   envelope: TextEnvelope
   /** The envelope as cardano-cli writes it: the content of `unsignedFile`. */
   envelopeJson: string
@@ -67,7 +67,7 @@ export function networkFlag(network: string, networkMagic?: number): string[] {
 }
 
 /** `Tx ConwayEra` for era `conway`. */
-export function envelopeType(era: string): string {
+function envelopeType(era: string): string {
   if (!/^[a-z]+$/.test(era)) throw badInput('INVALID_ERA', `'${era}' is not a cardano-cli era (such as conway)`, 'era')
   return `Tx ${era[0].toUpperCase()}${era.slice(1)}Era`
 }

@@ -31,7 +31,7 @@ export type DataSignatureCheck =
   | { valid: true; signerKeyHash: string; credential: 'payment' | 'stake' }
   | { valid: false; code: DataSignatureProblem; message: string }
 
-export interface DataSignatureInput {
+interface DataSignatureInput {
   /** The claimed address: bech32 (`addr…`, `stake…`). */
   address: string
   /** COSE_Sign1 CBOR hex, as `signData` answers it in `signature`. */
@@ -43,8 +43,8 @@ export interface DataSignatureInput {
 }
 
 /** A COSE_Sign1 of a sign-in message is a few hundred bytes; a COSE_Key fewer than a hundred. */
-export const MAX_SIGNATURE_BYTES = 16 * 1024
-export const MAX_KEY_BYTES = 1024
+const MAX_SIGNATURE_BYTES = 16 * 1024
+const MAX_KEY_BYTES = 1024
 
 const COSE_SIGN1_TAG = 18n
 const ALG = 1

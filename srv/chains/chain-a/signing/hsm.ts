@@ -18,7 +18,7 @@ const pkcs11 = defaultExport<Pkcs11Module>(pkcs11js)
 /** Not all of these are among pkcs11js's constants (PKCS#11 3.0 values). */
 export const CKK_EC_EDWARDS = 0x40
 export const CKM_EC_EDWARDS_KEY_PAIR_GEN = 0x1055
-export const CKM_EDDSA = 0x1057
+const CKM_EDDSA = 0x1057
 
 /** A slot by its position among the slots with a token, or by its PKCS#11 slot id. */
 export type HsmSlot = { index: number } | { id: number | string }
@@ -36,7 +36,7 @@ export interface HsmConfig {
   pinEnv: string
 }
 
-export interface HsmStatus {
+interface HsmStatus {
   configured: boolean
   connected: boolean
   keyLabel?: string

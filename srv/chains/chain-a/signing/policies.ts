@@ -7,9 +7,6 @@ import { parseTransaction } from './witnesses.ts'
  * first violated rule refuses the request (the signing service answers 403 with the policy's name).
  */
 
-export const SIGNER_TYPES = ['cardano-cli', 'browser-wallet', 'hardware-wallet', 'hsm', 'custom'] as const
-export type SignerType = (typeof SIGNER_TYPES)[number]
-
 export interface SigningPolicyRules {
   allowedSignerTypes?: string[]
   /** Most lovelace one transaction may send away: outputs that do not return to the sender. */

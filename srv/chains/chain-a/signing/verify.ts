@@ -11,9 +11,9 @@ import { parseTransaction } from './witnesses.ts'
  */
 
 /** An input's owner: its bech32 address or its payment key hash (hex); undefined when unknown. */
-export type InputOwnerResolver = (ref: string) => string | undefined | Promise<string | undefined>
+type InputOwnerResolver = (ref: string) => string | undefined | Promise<string | undefined>
 
-export interface VerifyOptions {
+interface VerifyOptions {
   /** The body hash of the build the signing request was made for. */
   expectedBodyHash: string
   /** Owners of the spent inputs by reference (`txHash#index`), or a resolver. */

@@ -17,7 +17,7 @@ export type BindingFailure = {
 }
 
 /** The documents a claim is about: payload hash with the names of its payload and root signals. */
-export const claimDocuments = (claim: { payloadHash: string; payloadHashB?: string }): [string, string, string][] => claim.payloadHashB !== undefined
+const claimDocuments = (claim: { payloadHash: string; payloadHashB?: string }): [string, string, string][] => claim.payloadHashB !== undefined
   ? [[claim.payloadHash, 'payloadA', 'rootA'], [claim.payloadHashB, 'payloadB', 'rootB']]
   : [[claim.payloadHash, 'payload', 'root']]
 

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -32,7 +31,7 @@ export interface KeysManifest {
   circuits: Record<string, { source: string; constraints: number; nPublic: number; files: Record<string, { name: string; sha256: string; size: number }> }>
 }
 
-export const manifestFile = (keysDir: string) => join(keysDir, 'manifest.json')
+const manifestFile = (keysDir: string) => join(keysDir, 'manifest.json')
 
 export function readManifest(keysDir: string): KeysManifest {
   const file = manifestFile(keysDir)
@@ -49,5 +48,3 @@ export function verificationKey(keysDir: string, id: CircuitId): unknown {
   if (!key) verificationKeys.set(file, (key = JSON.parse(readFileSync(file, 'utf8'))))
   return key
 }
-
-export const sha256File = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex')

@@ -7,7 +7,7 @@ import { SLOTS } from './content.ts'
  * which a proof would "prove" without saying anything about the document.
  */
 
-export type RuleFailure = { code: 'VACUOUS_CLAIM' | 'INVALID_PUBLIC_SIGNALS'; message: string }
+type RuleFailure = { code: 'VACUOUS_CLAIM' | 'INVALID_PUBLIC_SIGNALS'; message: string }
 
 const MAX_UINT = 2n ** 64n - 1n
 const ALL_SLOTS = (1n << BigInt(SLOTS)) - 1n

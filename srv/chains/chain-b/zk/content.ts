@@ -1,6 +1,6 @@
 import { canonicalJson } from '../../../lib/canonical-json.ts'
 import { ApiError, badInput } from '../../../lib/errors.ts'
-import { fieldHex, fieldOfHex, fieldOfText, leafHash, pathOf, rootOfPath, setLeafHash, sha256Bytes, treeLevels, type MerklePath } from './field.ts'
+import { fieldHex, fieldOfHex, fieldOfText, leafHash, pathOf, setLeafHash, sha256Bytes, treeLevels, type MerklePath } from './field.ts'
 
 /**
  * Salted content roots (the README's "Content roots" section is the specification, so a third
@@ -19,15 +19,15 @@ import { fieldHex, fieldOfHex, fieldOfText, leafHash, pathOf, rootOfPath, setLea
 export const SLOTS = 16
 export const DEPTH = 4
 export const SET_DEPTH = 6
-export const MAX_SET_MEMBERS = 64
-export const MAX_SET_ENTRIES = 1024
-export const DEFAULT_SCALE = 1000n
-export const MAX_SCALE = 10n ** 18n
-export const MAX_VALUE = 2n ** 64n - 1n
+const MAX_SET_MEMBERS = 64
+const MAX_SET_ENTRIES = 1024
+const DEFAULT_SCALE = 1000n
+const MAX_SCALE = 10n ** 18n
+const MAX_VALUE = 2n ** 64n - 1n
 export const KIND = { uint: 0, bytes: 1, absent: 2 } as const
-export type FieldKind = 'uint' | 'bytes'
+type FieldKind = 'uint' | 'bytes'
 
-export interface ProofFieldSpec {
+interface ProofFieldSpec {
   field: string
   kind?: FieldKind
   scale?: number | string
@@ -82,7 +82,7 @@ export interface PreparedDocument {
   opening: Opening
 }
 
-export const PADDING_KEY = 0n
+const PADDING_KEY = 0n
 
 export const fieldKeyOf = (path: string) => fieldHex(fieldOfText(path))
 
@@ -91,12 +91,12 @@ export function slotSalt(saltSeed: string, slot: number): bigint {
   return fieldOfHex(sha256Bytes(Buffer.concat([Buffer.from(saltSeed, 'hex'), Buffer.from([slot])])).toString('hex'))
 }
 
-export const schemaIdOf = (schema: SlotDescriptor[]) => sha256Bytes(canonicalJson(schema)).toString('hex')
+const schemaIdOf = (schema: SlotDescriptor[]) => sha256Bytes(canonicalJson(schema)).toString('hex')
 
-export const payloadHashOf = (canonicalDocument: string) => sha256Bytes(canonicalDocument).toString('hex')
+const payloadHashOf = (canonicalDocument: string) => sha256Bytes(canonicalDocument).toString('hex')
 
 /** A value the document holds at a path: a literal key (dots and all) first, else dot-separated steps, numbers indexing arrays. */
-export function valueAt(document: unknown, path: string): unknown {
+function valueAt(document: unknown, path: string): unknown {
   if (isObject(document) && Object.hasOwn(document, path)) return document[path]
   let current: unknown = document
   for (const step of path.split('.')) {
@@ -200,19 +200,16 @@ export function prepareDocument(document: unknown, specs: ProofFieldSpec[], salt
 }
 
 /** The 16 leaves an opening makes. */
-export function leavesOf(opening: Opening): bigint[] {
+function leavesOf(opening: Opening): bigint[] {
   return opening.slots.map((slot, index) => leafHash(fieldOfHex(slot.key), BigInt(slot.kind), BigInt(slot.scale), BigInt(slot.value), slotSalt(opening.saltSeed, index)))
 }
 
 export const rootOfOpening = (opening: Opening) => treeLevels(leavesOf(opening))[DEPTH][0]
 
 /** A path as the service answers it: siblings as hex, dirs as booleans. */
-export const pathJson = (path: MerklePath) => ({ siblings: path.siblings.map(fieldHex), dirs: path.dirs })
+const pathJson = (path: MerklePath) => ({ siblings: path.siblings.map(fieldHex), dirs: path.dirs })
 
-/** The content root a field's leaf reaches by its path. */
-export const rootOfField = (leaf: bigint, path: MerklePath) => rootOfPath(leaf, path)
-
-export interface MembershipSet {
+interface MembershipSet {
   setRoot: string
   memberCount: number
   /** The members' digests (field elements, hex), ascending. */

@@ -31,7 +31,7 @@ export function parseField(text: string): bigint | undefined {
 /** leaf = Poseidon(fieldKey, kind, scale, value, salt) */
 export const leafHash = (key: bigint, kind: bigint, scale: bigint, value: bigint, salt: bigint) => poseidon5([key, kind, scale, value, salt])
 /** node = Poseidon(left, right) */
-export const nodeHash = (left: bigint, right: bigint) => poseidon2([left, right])
+const nodeHash = (left: bigint, right: bigint) => poseidon2([left, right])
 /** A membership set's leaf: Poseidon(member digest), unsalted. */
 export const setLeafHash = (digest: bigint) => poseidon1([digest])
 

@@ -31,6 +31,5 @@ export class ZeroKnowledge {
   }
 }
 
-export { CIRCUITS, CIRCUIT_IDS, isCircuitId, type CircuitId } from './circuits.ts'
+export { CIRCUIT_IDS } from './circuits.ts'
 export type { ProofClaim } from './verifier.ts'
-export type { ProvenClaim } from './prover.ts'

@@ -181,7 +181,7 @@ function uncompressed(bytes: Uint8Array, elements: 2 | 4): Uint8Array {
   return out
 }
 
-export interface ZkeyContribution {
+interface ZkeyContribution {
   /** From 1, as snarkjs numbers them. */
   index: number
   name: string
@@ -189,7 +189,7 @@ export interface ZkeyContribution {
   hash: string
 }
 
-export interface ZkeyContributions {
+interface ZkeyContributions {
   csHash: string
   contributions: ZkeyContribution[]
 }
