@@ -3,7 +3,8 @@ import { loadavg } from 'node:os'
 import { zkConfig } from '../srv/chains/chain-b/config.ts'
 import type { ChainBDevnet } from '../devnet/chain-b/index.ts'
 import { emptyVaultState, sha256Hex } from '../srv/chains/chain-b/vault.ts'
-import { prepareDocument, proofFieldSpecs, type PreparedDocument } from '../srv/chains/chain-b/zk/content.ts'
+import { prepareDocument, type PreparedDocument } from '../srv/chains/chain-b/zk/content.ts'
+import { proofFieldsParam } from '../srv/chainb-params/documents.ts'
 import { CIRCUIT_IDS, ZeroKnowledge, type ProofClaim } from '../srv/chains/chain-b/zk/index.ts'
 import {
   documentComparisonClaim, fieldEqualityClaim, fieldMembershipClaim, fieldPredicateClaim, type ClaimContext, type ClaimKind, type PreparedClaim,
@@ -39,7 +40,7 @@ interface Witnessed {
 interface DocumentPair { invoice: PreparedDocument; revised: PreparedDocument; context: ClaimContext }
 
 function documentPair(): DocumentPair {
-  const specs = proofFieldSpecs(PROOF_FIELDS)
+  const specs = proofFieldsParam(PROOF_FIELDS)
   const invoice = prepareDocument(INVOICE, specs, randomBytes(32).toString('hex'))
   const revised = prepareDocument(REVISED, specs, randomBytes(32).toString('hex'))
   const anchored = (document: PreparedDocument) => ({

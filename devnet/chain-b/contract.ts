@@ -2,7 +2,7 @@ import type { SponsoredCall, VaultCall, ZkClaim } from '../../srv/chains/chain-b
 import { anchorCommitment, anchorOf, callDigest, claimKeyOf, identityOf, sha256Hex, VAULT_CIRCUITS, verifyDigest, type VaultCircuit, type VaultDocument, type VaultState } from '../../srv/chains/chain-b/vault.ts'
 import { bindingFailure } from '../../srv/chains/chain-b/zk/bindings.ts'
 import { FIELD_PRIME } from '../../srv/chains/chain-b/zk/field.ts'
-import { proofClaimOf, verifyProof } from '../../srv/chains/chain-b/zk/verifier.ts'
+import { readProofClaim, verifyProof } from '../../srv/chains/chain-b/zk/verifier.ts'
 import { LedgerRejection } from './types.ts'
 
 /**
@@ -73,11 +73,8 @@ function checkClaims(value: unknown) {
   if (!Array.isArray(value) || value.length < 1 || value.length > MAX_CLAIMS_PER_CALL) throw invalid(`recordAttestations takes 1 to ${MAX_CLAIMS_PER_CALL} claims`)
   for (const claim of value as ZkClaim[]) {
     if (!claim || typeof claim !== 'object') throw invalid('every claim is { circuit, proof, publicSignals, payloadHash, payloadHashB? }')
-    try {
-      proofClaimOf(claim.circuit, claim.proof, claim.publicSignals)
-    } catch (error) {
-      throw invalid(`recordAttestations: ${(error as Error).message}`)
-    }
+    const read = readProofClaim(claim.circuit, claim.proof, claim.publicSignals)
+    if ('problem' in read) throw invalid(`recordAttestations: a claim's ${read.problem.part} must be ${read.problem.expected}`)
     if (!HASH.test(claim.payloadHash ?? '')) throw invalid("recordAttestations: a claim's payloadHash must be 32 bytes of lowercase hex")
     const comparison = claim.circuit === 'document_compare'
     if (comparison ? !HASH.test(claim.payloadHashB ?? '') : claim.payloadHashB !== undefined) throw invalid('recordAttestations: payloadHashB belongs to (and is needed by) document_compare claims')
@@ -91,7 +88,8 @@ function checkClaims(value: unknown) {
 export async function checkCallProofs(call: VaultCall, keysDir: string): Promise<void> {
   if (call?.circuit !== 'recordAttestations' || !Array.isArray(call.args?.claims)) return
   for (const [index, claim] of (call.args.claims as ZkClaim[]).entries()) {
-    if (!(await verifyProof(keysDir, proofClaimOf(claim.circuit, claim.proof, claim.publicSignals))))
+    const read = readProofClaim(claim.circuit, claim.proof, claim.publicSignals)
+    if ('problem' in read || !(await verifyProof(keysDir, read.claim)))
       throw new LedgerRejection(400, 'INVALID_PROOF', `The proof of claim ${index} (${claim.circuit}) does not verify for its public signals`)
   }
 }

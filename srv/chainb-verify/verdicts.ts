@@ -5,11 +5,11 @@ import type { ZkClaim } from '../chains/chain-b/port.ts'
 import { anchorOf, anchorsOf, claimKeyOf, type VaultDocument, type VaultState } from '../chains/chain-b/vault.ts'
 import { boundAnchors } from '../chains/chain-b/zk/bindings.ts'
 import type { CircuitId } from '../chains/chain-b/zk/circuits.ts'
-import { scaledValue, scaleOf } from '../chains/chain-b/zk/content.ts'
 import { fieldOfHex, fieldOfText } from '../chains/chain-b/zk/field.ts'
-import { proofClaimOf, signalsByName, type ProofClaim } from '../chains/chain-b/zk/verifier.ts'
+import { signalsByName, type ProofClaim } from '../chains/chain-b/zk/verifier.ts'
 import { badInput, notFound } from '../lib/errors.ts'
-import { fieldKeyParam, fieldParam, jsonValue, predicateOf, PREDICATE_NAMES } from '../chains/chain-b/zk/params.ts'
+import { proofClaimParam } from '../chainb-params/proofs.ts'
+import { fieldKeyParam, fieldParam, predicateOf, PREDICATE_NAMES, scaledParam, scaleParam } from '../chainb-params/values.ts'
 import { hash32, optionalHash32 } from '../lib/hash-inputs.ts'
 import { verifySettings } from './settings.ts'
 
@@ -61,7 +61,7 @@ export async function verifyAttestation(data: Params) {
   }
   if (!row.proof) return { ...answer, verified: false, code: 'NOT_PROVEN_YET', message: `the attestation is ${row.status}: its proof is not made yet` }
   const chain = await chainB()
-  const claim = proofClaimOf(row.circuitId, JSON.parse(row.proof), JSON.parse(row.publicSignals!))
+  const claim = proofClaimParam(row.circuitId, row.proof, row.publicSignals)
   if (!(await chain.zk.verify(claim))) return { ...answer, verified: false, code: 'INVALID_PROOF', message: 'the proof does not verify for its public signals' }
   const state = await chain.vaultState()
   const record = state.attestations[claimKeyOf(claim.circuit, claim.publicSignals)]
@@ -111,11 +111,11 @@ function expectedSignals(data: Params, payloadHash: string): { circuit: CircuitI
   const payload = fieldOfHex(payloadHash)
   const comparison = predicateOf(predicate)
   if (comparison) {
-    const scale = scaleOf(data.scale)
+    const scale = scaleParam(data.scale)
     if (data.threshold === undefined || data.threshold === null) throw badInput('MISSING_PARAMETER', 'threshold is required for a field predicate', 'threshold')
     return {
       circuit: 'field_predicate',
-      signals: { payload, fieldKey: fieldKeyParam(data.fieldKey), scale, threshold: scaledValue(String(data.threshold), scale, 'threshold'), op: BigInt(comparison.op) },
+      signals: { payload, fieldKey: fieldKeyParam(data.fieldKey), scale, threshold: scaledParam(String(data.threshold), scale, 'threshold'), op: BigInt(comparison.op) },
     }
   }
   if (predicate === 'bytesEquality') {
@@ -189,7 +189,7 @@ const MAX_PROOF_JSON = 8 * 1024
 export async function verifyProof(data: Params) {
   for (const name of ['proofJson', 'publicSignalsJson'])
     if (typeof data[name] === 'string' && (data[name] as string).length > MAX_PROOF_JSON) throw badInput('REQUEST_TOO_LARGE', `${name} must be at most ${MAX_PROOF_JSON} characters`, name)
-  const proof: ProofClaim = proofClaimOf(data.circuitId, jsonValue(data.proofJson, 'proofJson'), jsonValue(data.publicSignalsJson, 'publicSignalsJson'))
+  const proof: ProofClaim = proofClaimParam(data.circuitId, data.proofJson, data.publicSignalsJson)
   const chain = await chainB()
   const answer = { circuitId: proof.circuit, recorded: false, rootVouchedBy: null, ...where() }
   if (!(await chain.zk.verify(proof)))

@@ -4,13 +4,14 @@ import type { ZkClaim } from '../chains/chain-b/port.ts'
 import { claimKeyOf } from '../chains/chain-b/vault.ts'
 import { bindingFailure, type BindingFailure } from '../chains/chain-b/zk/bindings.ts'
 import { fieldHex } from '../chains/chain-b/zk/field.ts'
-import { proofClaimOf, signalsByName } from '../chains/chain-b/zk/verifier.ts'
+import { signalsByName } from '../chains/chain-b/zk/verifier.ts'
 import { ApiError, badInput } from '../lib/errors.ts'
 import { chainB } from './chain.ts'
 import {
   documentComparisonClaim, fieldEqualityClaim, fieldMembershipClaim, fieldPredicateClaim, type ClaimContext, type ClaimKind, type PreparedClaim,
 } from './claims.ts'
-import { jsonValue, PREDICATE_NAMES } from '../chains/chain-b/zk/params.ts'
+import { proofClaimParam } from '../chainb-params/proofs.ts'
+import { jsonValue, PREDICATE_NAMES } from '../chainb-params/values.ts'
 import { vaultState } from './documents.ts'
 import { attesterIdOf } from './identity.ts'
 import { hash32, idempotencyKeyOf, optionalHash32 } from './inputs.ts'
@@ -161,7 +162,7 @@ export async function sponsorAttestation(req: cds.Request) {
   const { data } = req
   const payloadHash = hash32(data.payloadHash, 'payloadHash')
   const payloadHashB = optionalHash32(data.payloadHashB, 'payloadHashB')
-  const parsed = proofClaimOf(data.circuitId, jsonValue(data.proofJson, 'proofJson'), jsonValue(data.publicSignalsJson, 'publicSignalsJson'))
+  const parsed = proofClaimParam(data.circuitId, data.proofJson, data.publicSignalsJson)
   if ((parsed.circuit === 'document_compare') !== !!payloadHashB) throw badInput('INVALID_PARAMETERS', 'payloadHashB is given for document_compare proofs, and only for them', 'payloadHashB')
   const claim: ZkClaim = { ...parsed, payloadHash, ...(payloadHashB ? { payloadHashB } : {}) }
   const chain = await chainB()

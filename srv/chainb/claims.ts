@@ -3,12 +3,13 @@ import { claimRuleFailure } from '../chains/chain-b/zk/claim-rules.ts'
 import { signalsByName } from '../chains/chain-b/zk/verifier.ts'
 import { CIRCUITS, type CircuitId } from '../chains/chain-b/zk/circuits.ts'
 import {
-  DEPTH, KIND, membershipSet, rootOfOpening, scaledValue, scaleOf, SET_DEPTH, SLOTS, slotSalt, type Opening, type OpenedSlot,
+  DEPTH, KIND, rootOfOpening, SET_DEPTH, SLOTS, slotSalt, type Opening, type OpenedSlot,
 } from '../chains/chain-b/zk/content.ts'
 import { FIELD_PRIME, fieldHex, fieldOfHex, leafHash, parseField, rootOfPath, setLeafHash, sha256Bytes, type MerklePath } from '../chains/chain-b/zk/field.ts'
 import { ApiError, badInput } from '../lib/errors.ts'
 import { hash32, optionalHash32 } from '../lib/hash-inputs.ts'
-import { fieldKeyParam, fieldParam, jsonValue, pathParam, predicateOf, PREDICATE_NAMES } from '../chains/chain-b/zk/params.ts'
+import { allowedValuesSet } from '../chainb-params/documents.ts'
+import { fieldKeyParam, fieldParam, jsonValue, pathParam, predicateOf, PREDICATE_NAMES, scaledParam, scaleParam } from '../chainb-params/values.ts'
 
 /**
  * The claims a caller asks the service to prove, checked before anything is queued: the witness
@@ -82,9 +83,9 @@ export function fieldPredicateClaim(params: Params, context: ClaimContext): Prep
   const key = fieldKeyParam(params.fieldKey)
   const predicate = predicateOf(params.predicate)
   if (!predicate) throw badInput('UNKNOWN_PREDICATE', `predicate must be one of ${PREDICATE_NAMES.join(', ')} (or <=, >=, <, >)`, 'predicate')
-  const scale = scaleOf(params.scale)
-  const value = scaledValue(textParam(params.value, 'value'), scale, 'value')
-  const threshold = scaledValue(textParam(params.threshold, 'threshold'), scale, 'threshold')
+  const scale = scaleParam(params.scale)
+  const value = scaledParam(textParam(params.value, 'value'), scale, 'value')
+  const threshold = scaledParam(textParam(params.threshold, 'threshold'), scale, 'threshold')
   const salt = fieldParam(params.fieldSalt ?? params.salt, 'fieldSalt')
   const path = pathParam(params.siblingsJson ?? params.siblings, params.dirsJson ?? params.dirs, DEPTH, ['siblingsJson', 'dirsJson'])
   const root = anchoredRoot(context, payloadHash, params.contentRoot)
@@ -125,7 +126,7 @@ export function fieldMembershipClaim(params: Params, context: ClaimContext): Pre
   let setPath: MerklePath
   const allowed = params.allowedValuesJson ?? params.allowedValues
   if (allowed !== undefined && allowed !== null) {
-    const set = membershipSet(jsonValue(allowed, 'allowedValuesJson'), digest)
+    const set = allowedValuesSet(allowed, digest)
     setRoot = BigInt('0x' + set.setRoot)
     setPath = { siblings: set.path!.siblings.map(hex => BigInt('0x' + hex)), dirs: set.path!.dirs }
   } else {

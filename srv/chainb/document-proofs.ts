@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { membershipSet, prepareDocument, proofFieldSpecs } from '../chains/chain-b/zk/content.ts'
 import { fieldOfHex, fieldOfText } from '../chains/chain-b/zk/field.ts'
+import { allowedValuesSet, documentParam, preparedDocument, proofFieldsParam } from '../chainb-params/documents.ts'
 import { ApiError, badInput } from '../lib/errors.ts'
-import { jsonValue } from '../chains/chain-b/zk/params.ts'
 import { optionalHash32 } from './inputs.ts'
 
 /**
@@ -17,17 +16,17 @@ export function prepareDocumentProof(data: { documentJson?: unknown; proofFields
   if (typeof data.documentJson !== 'string') throw badInput('MISSING_PARAMETER', 'documentJson (the document as JSON text) is required', 'documentJson')
   if (Buffer.byteLength(data.documentJson, 'utf8') > MAX_DOCUMENT_BYTES)
     throw new ApiError(413, 'DOCUMENT_TOO_LARGE', `documentJson must be at most ${MAX_DOCUMENT_BYTES} bytes`, { target: 'documentJson' })
-  const document = jsonValue(data.documentJson, 'documentJson')
-  const specs = proofFieldSpecs(jsonValue(data.proofFieldsJson, 'proofFieldsJson'))
+  const document = documentParam(data.documentJson)
+  const specs = proofFieldsParam(data.proofFieldsJson)
   const saltSeed = optionalHash32(data.saltSeed, 'saltSeed') ?? randomBytes(32).toString('hex')
-  return prepareDocument(document, specs, saltSeed)
+  return preparedDocument(document, specs, saltSeed)
 }
 
 export function prepareMembershipSet(data: { allowedValuesJson?: unknown; value?: unknown; valueDigest?: unknown }) {
   const digest = optionalHash32(data.valueDigest, 'valueDigest')
   if (data.value !== undefined && data.value !== null && typeof data.value !== 'string') throw badInput('INVALID_VALUE', 'value must be a text', 'value')
   const member = digest ? fieldOfHex(digest) : typeof data.value === 'string' ? fieldOfText(data.value) : undefined
-  const set = membershipSet(jsonValue(data.allowedValuesJson, 'allowedValuesJson'), member)
+  const set = allowedValuesSet(data.allowedValuesJson, member)
   return {
     setRoot: set.setRoot, memberCount: set.memberCount, members: set.members,
     setSiblingsJson: set.path ? JSON.stringify(set.path.siblings) : null, setDirsJson: set.path ? JSON.stringify(set.path.dirs) : null,

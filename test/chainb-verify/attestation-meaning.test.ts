@@ -5,7 +5,8 @@ import * as snarkjs from 'snarkjs'
 import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
 import type { VaultCall } from '../../srv/chains/chain-b/port.ts'
 import { callDigest, signDigest, vaultKeyFromSeed, type VaultKey } from '../../srv/chains/chain-b/vault.ts'
-import { prepareDocument, proofFieldSpecs } from '../../srv/chains/chain-b/zk/content.ts'
+import { prepareDocument } from '../../srv/chains/chain-b/zk/content.ts'
+import { proofFieldsParam } from '../../srv/chainb-params/documents.ts'
 import { documentComparisonClaim, fieldPredicateClaim, type ClaimContext } from '../../srv/chainb/claims.ts'
 import { client, type Client } from '../chainb/attest.ts'
 import { startStandaloneChainB, type StandaloneChainB } from '../chainb/support.ts'
@@ -138,7 +139,7 @@ test('a root anchored outside the service for a document it is not the root of: 
   const sponsor = vaultKeyFromSeed(Buffer.alloc(32, 42))
   await fetch(`${chainB.url}/api/v4/faucet`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ publicKey: sponsor.publicKey, amount: '1000000000000000000' }) })
   await chainB.produce(1)
-  const specs = proofFieldSpecs(FIELDS)
+  const specs = proofFieldsParam(FIELDS)
   const forged = prepareDocument(large, specs, SEED)
   const hash500 = prepareDocument({ ...small, id: 'INV-OUTSIDE' }, specs, SEED).payloadHash
   await submitOutside({ circuit: 'attest', args: { payloadHash: hash500, metadataHash: '00'.repeat(32), contentRoot: forged.contentRoot, schemaId: forged.schemaId, fieldCount: 2 } }, attester, sponsor, 'outside-anchor')

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { poseidon1, poseidon2, poseidon5 } from 'poseidon-lite'
-import { membershipSet, prepareDocument, proofFieldSpecs, rootOfOpening } from '../../../srv/chains/chain-b/zk/content.ts'
+import { ContentError, membershipSet, prepareDocument, rootOfOpening } from '../../../srv/chains/chain-b/zk/content.ts'
+import { allowedValuesSet, preparedDocument, proofFieldsParam } from '../../../srv/chainb-params/documents.ts'
 import { FIELD_PRIME, rootOfPath } from '../../../srv/chains/chain-b/zk/field.ts'
 
 /**
@@ -35,7 +36,7 @@ function rootBySpecification(): { payloadHash: string; contentRoot: string } {
 }
 
 describe('prepareDocument', () => {
-  const prepared = prepareDocument(DOCUMENT, proofFieldSpecs(FIELDS), SEED)
+  const prepared = prepareDocument(DOCUMENT, proofFieldsParam(FIELDS), SEED)
 
   test('matches the specification, recomputed independently', () => {
     expect({ payloadHash: prepared.payloadHash, contentRoot: prepared.contentRoot }).toEqual(rootBySpecification())
@@ -43,8 +44,8 @@ describe('prepareDocument', () => {
 
   test('is reproducible: the same document (in any key order), fields and seed give the same root', () => {
     const reordered = { lines: [{ qty: 3 }], buyer: { name: 'Ada', country: 'DE' }, total: 1234.5, id: 'INV-7' }
-    expect(prepareDocument(reordered, proofFieldSpecs(FIELDS), SEED).contentRoot).toBe(prepared.contentRoot)
-    expect(prepareDocument(DOCUMENT, proofFieldSpecs(FIELDS), '22'.repeat(32)).contentRoot).not.toBe(prepared.contentRoot)
+    expect(prepareDocument(reordered, proofFieldsParam(FIELDS), SEED).contentRoot).toBe(prepared.contentRoot)
+    expect(prepareDocument(DOCUMENT, proofFieldsParam(FIELDS), '22'.repeat(32)).contentRoot).not.toBe(prepared.contentRoot)
   })
 
   test('answers each present field with a path to the root, and lists the absent ones', () => {
@@ -69,8 +70,21 @@ describe('prepareDocument', () => {
     ['a bytes field with a scale', { x: 'a' }, [{ field: 'x', kind: 'bytes', scale: 10 }], 'INVALID_PROOF_FIELDS'],
     ['a scale of 0', { x: 1 }, [{ field: 'x', scale: 0 }], 'INVALID_SCALE'],
     ['no fields', DOCUMENT, [], 'INVALID_PROOF_FIELDS'],
-  ])('refuses %s', (_what, document, fields, code) => {
-    expect(() => prepareDocument(document, proofFieldSpecs(fields), SEED)).toThrow(expect.objectContaining({ status: 400, code }))
+  ])('the service refuses %s', (_what, document, fields, code) => {
+    expect(() => preparedDocument(document, proofFieldsParam(fields), SEED)).toThrow(expect.objectContaining({ status: 400, code }))
+  })
+
+  test('the connector takes typed fields and says why a value does not fit, without an HTTP status', () => {
+    const thrown = (() => {
+      try {
+        prepareDocument({ x: 1.23456 }, [{ field: 'x' }], SEED)
+      } catch (error) {
+        return error
+      }
+    })()
+    expect(thrown).toBeInstanceOf(ContentError)
+    expect(thrown).toMatchObject({ code: 'VALUE_OUT_OF_SCALE', message: "field 'x' 1.23456 has more decimals than scale 1000 keeps" })
+    expect(thrown).not.toHaveProperty('status')
   })
 })
 
@@ -87,10 +101,14 @@ describe('membershipSet', () => {
     expect(hex(rootOfPath(poseidon1([field(sha256('IT'))]), path))).toBe(set.setRoot)
   })
 
-  test('refuses a value outside the set, a set above 64 members, and entries that are not text', () => {
-    expect(() => membershipSet(['DE'], field(sha256('US')))).toThrow(expect.objectContaining({ status: 422, code: 'NOT_A_MEMBER' }))
-    expect(() => membershipSet(Array.from({ length: 65 }, (_, i) => `v${i}`))).toThrow(expect.objectContaining({ status: 400, code: 'SET_TOO_LARGE' }))
-    expect(() => membershipSet(['a', 1])).toThrow(expect.objectContaining({ status: 400, code: 'INVALID_SET' }))
-    expect(() => membershipSet([])).toThrow(expect.objectContaining({ status: 400, code: 'INVALID_SET' }))
+  test('answers no path for a value outside the set', () => {
+    expect(membershipSet(['DE'], field(sha256('US'))).path).toBeUndefined()
+  })
+
+  test('the service refuses a value outside the set, a set above 64 members, and entries that are not text', () => {
+    expect(() => allowedValuesSet(['DE'], field(sha256('US')))).toThrow(expect.objectContaining({ status: 422, code: 'NOT_A_MEMBER' }))
+    expect(() => allowedValuesSet(Array.from({ length: 65 }, (_, i) => `v${i}`))).toThrow(expect.objectContaining({ status: 400, code: 'SET_TOO_LARGE' }))
+    expect(() => allowedValuesSet(['a', 1])).toThrow(expect.objectContaining({ status: 400, code: 'INVALID_SET' }))
+    expect(() => allowedValuesSet([])).toThrow(expect.objectContaining({ status: 400, code: 'INVALID_SET' }))
   })
 })

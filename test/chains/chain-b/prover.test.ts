@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CIRCUIT_IDS, readManifest } from '../../../srv/chains/chain-b/zk/circuits.ts'
-import { prepareDocument, proofFieldSpecs } from '../../../srv/chains/chain-b/zk/content.ts'
+import { prepareDocument } from '../../../srv/chains/chain-b/zk/content.ts'
 import { fieldOfHex } from '../../../srv/chains/chain-b/zk/field.ts'
 import { ProverPool, WitnessError } from '../../../srv/chains/chain-b/zk/prover.ts'
 import { verifyProof } from '../../../srv/chains/chain-b/zk/verifier.ts'
@@ -32,7 +32,7 @@ describe('the prover pool', () => {
   const pool = new ProverPool(KEYS, 1)
   afterAll(() => pool.close())
 
-  const document = prepareDocument({ country: 'DE' }, proofFieldSpecs(['country']), '33'.repeat(32))
+  const document = prepareDocument({ country: 'DE' }, [{ field: 'country' }], '33'.repeat(32))
   const field = document.fields[0]
   const equalityInput = (expected: string) => ({
     payload: String(fieldOfHex(document.payloadHash)), root: String(BigInt('0x' + document.contentRoot)), attester: '7', fieldKey: String(BigInt('0x' + field.fieldKey)),

@@ -1,5 +1,4 @@
 import { canonicalJson } from '../../../lib/canonical-json.ts'
-import { ApiError, badInput } from '../../../lib/errors.ts'
 import { fieldHex, fieldOfHex, fieldOfText, leafHash, pathOf, setLeafHash, sha256Bytes, treeLevels, type MerklePath } from './field.ts'
 
 /**
@@ -19,18 +18,24 @@ import { fieldHex, fieldOfHex, fieldOfText, leafHash, pathOf, setLeafHash, sha25
 export const SLOTS = 16
 export const DEPTH = 4
 export const SET_DEPTH = 6
-const MAX_SET_MEMBERS = 64
-const MAX_SET_ENTRIES = 1024
-const DEFAULT_SCALE = 1000n
-const MAX_SCALE = 10n ** 18n
+/** The distinct members a set holds at most (a depth-6 tree). */
+export const MAX_SET_MEMBERS = 64
+export const DEFAULT_SCALE = 1000n
+export const MAX_SCALE = 10n ** 18n
 const MAX_VALUE = 2n ** 64n - 1n
 export const KIND = { uint: 0, bytes: 1, absent: 2 } as const
-type FieldKind = 'uint' | 'bytes'
+export type FieldKind = 'uint' | 'bytes'
 
-interface ProofFieldSpec {
+/** A field to prove about: its path, its kind (else taken from the value) and, for uint, its scale (else DEFAULT_SCALE). */
+export interface ProofFieldSpec {
   field: string
   kind?: FieldKind
-  scale?: number | string
+  scale?: bigint
+}
+
+/** A document value that cannot be proven about as its field says (a number out of the field's scale, text in a uint field). */
+export class ContentError extends Error {
+  readonly code = 'VALUE_OUT_OF_SCALE'
 }
 
 /** What a slot holds, as a circuit sees it (field elements as decimal strings, the key as hex). */
@@ -109,49 +114,24 @@ function valueAt(document: unknown, path: string): unknown {
 
 const isObject = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value)
 
-/** A non-negative decimal times scale, exact and below 2^64; else VALUE_OUT_OF_SCALE. */
-export function scaledValue(text: string, scale: bigint, target = 'value'): bigint {
+/** A non-negative decimal times scale, exact and below 2^64; else a ContentError. */
+export function scaledValue(text: string, scale: bigint): bigint {
   const match = /^([0-9]+)(?:\.([0-9]+))?$/.exec(text)
-  if (!match) throw badInput('VALUE_OUT_OF_SCALE', `${target} '${text.slice(0, 40)}' is not a non-negative decimal number`, target)
+  if (!match) throw new ContentError(`'${text.slice(0, 40)}' is not a non-negative decimal number`)
   const fraction = match[2] ?? ''
   const numerator = BigInt(match[1] + fraction) * scale
   const denominator = 10n ** BigInt(fraction.length)
-  if (numerator % denominator !== 0n) throw badInput('VALUE_OUT_OF_SCALE', `${target} ${text} has more decimals than scale ${scale} keeps`, target)
+  if (numerator % denominator !== 0n) throw new ContentError(`${text} has more decimals than scale ${scale} keeps`)
   const scaled = numerator / denominator
-  if (scaled > MAX_VALUE) throw badInput('VALUE_OUT_OF_SCALE', `${target} ${text} times scale ${scale} does not fit 64 bits`, target)
+  if (scaled > MAX_VALUE) throw new ContentError(`${text} times scale ${scale} does not fit 64 bits`)
   return scaled
-}
-
-export function scaleOf(value: unknown, target = 'scale'): bigint {
-  if (value === undefined || value === null || value === '') return DEFAULT_SCALE
-  const text = String(value)
-  if (!/^[1-9][0-9]{0,18}$/.test(text) || BigInt(text) > MAX_SCALE) throw badInput('INVALID_SCALE', `${target} must be a whole number from 1 to 10^18`, target)
-  return BigInt(text)
 }
 
 /** A proof field's value as text: a number as JSON writes it, text as it is, anything else as canonical JSON. */
 const textOf = (value: unknown) => (typeof value === 'string' ? value : canonicalJson(value))
 
-/** The proof field list: paths, or `{ field, kind?, scale? }`; at most 16, each once. */
-export function proofFieldSpecs(raw: unknown): ProofFieldSpec[] {
-  if (!Array.isArray(raw) || raw.length === 0) throw badInput('INVALID_PROOF_FIELDS', 'proofFieldsJson must be a JSON array of field paths or { field, kind?, scale? } objects, at least one', 'proofFieldsJson')
-  if (raw.length > SLOTS) throw badInput('TOO_MANY_FIELDS', `a document proves at most ${SLOTS} fields, got ${raw.length}`, 'proofFieldsJson')
-  const seen = new Set<string>()
-  return raw.map((entry, index) => {
-    const spec: ProofFieldSpec = typeof entry === 'string' ? { field: entry } : (entry as ProofFieldSpec)
-    if (!spec || typeof spec.field !== 'string' || spec.field === '' || spec.field.length > 256)
-      throw badInput('INVALID_PROOF_FIELDS', `proof field ${index} needs a field path of 1 to 256 characters`, 'proofFieldsJson')
-    if (spec.kind !== undefined && spec.kind !== 'uint' && spec.kind !== 'bytes') throw badInput('INVALID_PROOF_FIELDS', `proof field '${spec.field}': kind must be uint or bytes`, 'proofFieldsJson')
-    if (spec.kind === 'bytes' && spec.scale !== undefined) throw badInput('INVALID_PROOF_FIELDS', `proof field '${spec.field}': a bytes field has no scale`, 'proofFieldsJson')
-    if (seen.has(spec.field)) throw badInput('DUPLICATE_FIELD', `proof field '${spec.field}' is listed twice`, 'proofFieldsJson')
-    seen.add(spec.field)
-    return { field: spec.field, kind: spec.kind, scale: spec.scale }
-  })
-}
-
 /** The content root of a document over its proof fields, with everything a prover needs. */
-export function prepareDocument(document: unknown, specs: ProofFieldSpec[], saltSeed: string): PreparedDocument {
-  if (!document || typeof document !== 'object') throw badInput('INVALID_DOCUMENT', 'documentJson must be a JSON object or array', 'documentJson')
+export function prepareDocument(document: object, specs: ProofFieldSpec[], saltSeed: string): PreparedDocument {
   const canonicalDocument = canonicalJson(document)
   const slots: OpenedSlot[] = []
   const schema: SlotDescriptor[] = []
@@ -160,7 +140,7 @@ export function prepareDocument(document: unknown, specs: ProofFieldSpec[], salt
   specs.forEach(spec => {
     const found = valueAt(document, spec.field)
     const kind: FieldKind = spec.kind ?? (typeof found === 'number' ? 'uint' : 'bytes')
-    const scale = kind === 'uint' ? scaleOf(spec.scale, `scale of ${spec.field}`) : 0n
+    const scale = kind === 'uint' ? spec.scale ?? DEFAULT_SCALE : 0n
     const key = fieldKeyOf(spec.field)
     schema.push({ fieldKey: key, kind: KIND[kind], scale: String(scale) })
     if (found === undefined || found === null) {
@@ -171,8 +151,8 @@ export function prepareDocument(document: unknown, specs: ProofFieldSpec[], salt
     }
     const text = textOf(found)
     if (kind === 'uint' && typeof found !== 'number' && !(typeof found === 'string' && /^[0-9]+(\.[0-9]+)?$/.test(found)))
-      throw badInput('VALUE_OUT_OF_SCALE', `field '${spec.field}' is declared uint but holds ${typeof found === 'string' ? 'text' : typeof found}`, 'proofFieldsJson')
-    const value = kind === 'uint' ? scaledValue(text, scale, `field '${spec.field}'`) : fieldOfText(text)
+      throw new ContentError(`field '${spec.field}' is declared uint but holds ${typeof found === 'string' ? 'text' : typeof found}`)
+    const value = kind === 'uint' ? scaledOf(spec.field, text, scale) : fieldOfText(text)
     slots.push({ key, kind: KIND[kind], scale: String(scale), value: String(value) })
     present.push({ spec, kind, scale, text, value })
   })
@@ -199,6 +179,15 @@ export function prepareDocument(document: unknown, specs: ProofFieldSpec[], salt
   }
 }
 
+/** A field's value times its scale; a ContentError names the field. */
+function scaledOf(field: string, text: string, scale: bigint): bigint {
+  try {
+    return scaledValue(text, scale)
+  } catch (error) {
+    throw error instanceof ContentError ? new ContentError(`field '${field}' ${error.message}`) : error
+  }
+}
+
 /** The 16 leaves an opening makes. */
 function leavesOf(opening: Opening): bigint[] {
   return opening.slots.map((slot, index) => leafHash(fieldOfHex(slot.key), BigInt(slot.kind), BigInt(slot.scale), BigInt(slot.value), slotSalt(opening.saltSeed, index)))
@@ -214,23 +203,18 @@ interface MembershipSet {
   memberCount: number
   /** The members' digests (field elements, hex), ascending. */
   members: string[]
+  /** The member's set path: given a member digest that is in the set. */
   path?: { siblings: string[]; dirs: boolean[] }
 }
 
-/** The set of allowed values (text), and the path of one member's digest when given. */
-export function membershipSet(raw: unknown, memberDigest?: bigint): MembershipSet {
-  if (!Array.isArray(raw) || raw.length === 0) throw badInput('INVALID_SET', 'allowedValuesJson must be a JSON array of texts, at least one', 'allowedValuesJson')
-  if (raw.length > MAX_SET_ENTRIES) throw badInput('SET_TOO_LARGE', `allowedValuesJson may list at most ${MAX_SET_ENTRIES} entries`, 'allowedValuesJson')
-  if (raw.some(value => typeof value !== 'string')) throw badInput('INVALID_SET', 'every allowed value must be a text', 'allowedValuesJson')
-  const digests = [...new Set((raw as string[]).map(fieldOfText))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-  if (digests.length > MAX_SET_MEMBERS) throw badInput('SET_TOO_LARGE', `a set has at most ${MAX_SET_MEMBERS} distinct members, got ${digests.length}`, 'allowedValuesJson')
+/** The set of allowed values (texts, at most MAX_SET_MEMBERS distinct), and the path of one member's digest when given and a member. */
+export function membershipSet(values: string[], memberDigest?: bigint): MembershipSet {
+  const digests = [...new Set(values.map(fieldOfText))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  if (digests.length === 0 || digests.length > MAX_SET_MEMBERS) throw new RangeError(`a set holds 1 to ${MAX_SET_MEMBERS} members, got ${digests.length}`)
   const padded = [...digests, ...Array<bigint>(MAX_SET_MEMBERS - digests.length).fill(digests[digests.length - 1])]
   const levels = treeLevels(padded.map(setLeafHash))
   const answer: MembershipSet = { setRoot: fieldHex(levels[SET_DEPTH][0]), memberCount: digests.length, members: digests.map(fieldHex) }
-  if (memberDigest !== undefined) {
-    const index = digests.indexOf(memberDigest)
-    if (index < 0) throw new ApiError(422, 'NOT_A_MEMBER', 'the value is not one of the allowed values', { target: 'value' })
-    answer.path = pathJson(pathOf(levels, index))
-  }
+  const index = memberDigest === undefined ? -1 : digests.indexOf(memberDigest)
+  if (index >= 0) answer.path = pathJson(pathOf(levels, index))
   return answer
 }

@@ -1,10 +1,12 @@
-import { badInput } from '../../../lib/errors.ts'
-import { fieldKeyOf } from './content.ts'
-import { fieldOfHex, parseField, type MerklePath } from './field.ts'
+import { DEFAULT_SCALE, ContentError, fieldKeyOf, MAX_SCALE, scaledValue } from '../chains/chain-b/zk/content.ts'
+import { fieldOfHex, parseField, type MerklePath } from '../chains/chain-b/zk/field.ts'
+import { badInput } from '../lib/errors.ts'
 
 /**
- * The parameters of zero-knowledge claims as callers give them (the proving operations and the
- * verify lane read them alike): field keys, field elements, Merkle paths, JSON texts, predicate names.
+ * The chain-B services' request parameters as callers give them (the proving operations and the
+ * verify lane read them alike), parsed into the connector's values: field keys and elements,
+ * Merkle paths, JSON texts (the `...Json` parameters), predicate names, scales and scaled values.
+ * A parameter that is not what it must be is a 400 naming it.
  */
 
 /** Predicate names (the reference's and the usual symbols) and the circuit's op. */
@@ -37,20 +39,7 @@ export function fieldParam(value: unknown, target: string): bigint {
   return element
 }
 
-/** A JSON array given as text (the …Json parameters) or, inside claimsJson, as the array itself. */
-function jsonArray(value: unknown, target: string): unknown[] {
-  let parsed = value
-  if (typeof value === 'string') {
-    try {
-      parsed = JSON.parse(value)
-    } catch {
-      throw badInput('INVALID_JSON', `${target} must be JSON text`, target)
-    }
-  }
-  if (!Array.isArray(parsed)) throw badInput('INVALID_JSON', `${target} must be a JSON array`, target)
-  return parsed
-}
-
+/** A JSON value given as text (the …Json parameters) or, inside claimsJson, as the value itself. */
 export function jsonValue(value: unknown, target: string): unknown {
   if (typeof value !== 'string') return value
   try {
@@ -58,6 +47,13 @@ export function jsonValue(value: unknown, target: string): unknown {
   } catch {
     throw badInput('INVALID_JSON', `${target} must be JSON text`, target)
   }
+}
+
+/** A JSON array given as text or as the array itself. */
+export function jsonArray(value: unknown, target: string): unknown[] {
+  const parsed = jsonValue(value, target)
+  if (!Array.isArray(parsed)) throw badInput('INVALID_JSON', `${target} must be a JSON array`, target)
+  return parsed
 }
 
 /** A Merkle path: `depth` siblings (64 hex) and `depth` directions (true or 1: the node is the left child). */
@@ -70,3 +66,20 @@ export function pathParam(siblings: unknown, dirs: unknown, depth: number, names
   return { siblings: siblingList.map((sibling, i) => fieldParam(sibling, `${names[0]}[${i}]`)), dirs: dirList.map(dir => dir === true || dir === 1) }
 }
 
+/** A scale: a whole number from 1 to 10^18; unset is the default (1000). */
+export function scaleParam(value: unknown, target = 'scale'): bigint {
+  if (value === undefined || value === null || value === '') return DEFAULT_SCALE
+  const text = String(value)
+  if (!/^[1-9][0-9]{0,18}$/.test(text) || BigInt(text) > MAX_SCALE) throw badInput('INVALID_SCALE', `${target} must be a whole number from 1 to 10^18`, target)
+  return BigInt(text)
+}
+
+/** A non-negative decimal in a field's units, times scale: exact and below 2^64 (400 VALUE_OUT_OF_SCALE). */
+export function scaledParam(text: string, scale: bigint, target: string): bigint {
+  try {
+    return scaledValue(text, scale)
+  } catch (error) {
+    if (error instanceof ContentError) throw badInput(error.code, `${target} ${error.message}`, target)
+    throw error
+  }
+}
