@@ -1,4 +1,4 @@
-import { requiresOptions, type Environment } from '../lib/requires-options.ts'
+import { requiresOptions, type Environment, type Tree } from '../lib/requires-options.ts'
 
 /**
  * The bucket writer's settings, `cds.requires.analytics.writer`: a documented variable first
@@ -20,8 +20,9 @@ interface WriterSettings {
   intervalMs: number
 }
 
-export function writerSettings(): WriterSettings {
-  const read = options.reader(options.options())
+/** The writer's settings: from `cds.requires` and the process environment unless given. */
+export function writerSettings(requires?: Tree, env?: NodeJS.ProcessEnv): WriterSettings {
+  const read = options.reader(options.options(requires, env))
   return {
     enabled: read.boolean('writer.enabled', true),
     intervalMs: read.number('writer.intervalMs', 10_000),

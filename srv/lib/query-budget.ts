@@ -1,4 +1,4 @@
-import { requiresOptions, type Environment } from './requires-options.ts'
+import { requiresOptions, type Environment, type Tree } from './requires-options.ts'
 
 /**
  * What one request may cost, the request pipeline's options `cds.requires['request-pipeline']`: a
@@ -27,8 +27,9 @@ export interface QueryBudget {
   maxAnswerBytes: number
 }
 
-export function queryBudget(): QueryBudget {
-  const read = options.reader(options.options())
+/** The budget in force: `cds.requires` and the process environment unless given. */
+export function queryBudget(requires?: Tree, env?: NodeJS.ProcessEnv): QueryBudget {
+  const read = options.reader(options.options(requires, env))
   return {
     rowBudget: read.number('rowBudget', 25_000),
     expandDepth: read.number('expandDepth', 3),
