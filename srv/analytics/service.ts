@@ -5,10 +5,10 @@ import {
   rankings as rankingsFunction, rebuildBuckets, resumeFollower,
 } from '#cds-models/AnalyticsService'
 import { scheduleJob } from '../lib/scheduled-job.ts'
-import { booleanSetting, numberSetting, requiresBlock } from '../lib/settings.ts'
 import { anomalies } from './anomalies.ts'
 import { foldAll } from './bucket-writer.ts'
 import { rebuild, setFollowerPaused } from './internals.ts'
+import { writerSettings } from './settings.ts'
 import { concentration, daily, distributions, rankings } from './tables.ts'
 import { compare, keyFigures, overview } from './windowed.ts'
 
@@ -36,9 +36,8 @@ export class AnalyticsService extends cds.ApplicationService {
 }
 
 function startWriter() {
-  const configured = (requiresBlock('analytics').writer ?? {}) as Record<string, string | number | boolean | undefined>
-  if (!booleanSetting('ANALYTICS_WRITER_ENABLED', configured.enabled, true)) return
-  const intervalMs = numberSetting('ANALYTICS_WRITER_INTERVAL_MS', configured.intervalMs as number | undefined, 10_000)
+  const { enabled, intervalMs } = writerSettings()
+  if (!enabled) return
   const job = scheduleJob('analytics bucket writer', intervalMs, () => foldAll())
   setImmediate(() => job.runNow().catch(error => cds.log('analytics').warn('analytics bucket writer failed', error)))
 }

@@ -2,9 +2,9 @@ import cds from '@sap/cds'
 import { HsmConfigurations } from '#cds-models/chainasign'
 import { chainA } from '../chains/chain-a/index.ts'
 import { networkIdOf } from '../chains/chain-a/identifiers.ts'
-import { HsmSigner, resolveHsmConfig, type HsmConfig } from '../chains/chain-a/signing/hsm.ts'
+import { HsmSigner } from '../chains/chain-a/signing/hsm.ts'
 import { isApiError } from '../lib/errors.ts'
-import { requiresBlock, stringSetting } from '../lib/settings.ts'
+import { hsmConfig, hsmLabel } from './hsm-settings.ts'
 import { createSigningRequest, requestRow } from './requests.ts'
 import { recordSignature } from './signatures.ts'
 import { SignerType, SigningStatus } from './states.ts'
@@ -54,7 +54,7 @@ export async function signWithHsm(req: cds.Request, buildId: unknown, signerInfo
 
 /** HsmConfigurations answers what is configured now, and whether the token answers. */
 export async function refreshHsmConfigurations() {
-  const label = stringSetting('HSM_LABEL', hsmBlock().label, 'default')
+  const label = hsmLabel()
   const checkedAt = new Date().toISOString()
   let row: Record<string, unknown> | undefined
   try {
@@ -77,7 +77,3 @@ export async function refreshHsmConfigurations() {
   await DELETE.from(HsmConfigurations).where({ label: { '!=': label } })
   await UPSERT.into(HsmConfigurations).entries(row)
 }
-
-const hsmBlock = (): Record<string, any> => requiresBlock('chain-a').hsm ?? {}
-
-const hsmConfig = (): HsmConfig | undefined => resolveHsmConfig(process.env, hsmBlock())

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { numberSetting } from './settings.ts'
+import { queryBudget } from './query-budget.ts'
 
 /**
  * No service answer larger than QUERY_MAX_ANSWER_BYTES leaves the server: such an answer is
@@ -8,7 +8,7 @@ import { numberSetting } from './settings.ts'
  * before they run by their row budget (query-options.ts); this bounds what wide rows add to it.
  */
 
-const maxAnswerBytes = () => numberSetting('QUERY_MAX_ANSWER_BYTES', undefined, 16 * 1024 * 1024)
+const maxAnswerBytes = () => queryBudget().maxAnswerBytes
 
 type End = ServerResponse['end']
 

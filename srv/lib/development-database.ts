@@ -1,6 +1,16 @@
 import cds from '@sap/cds'
 import { existsSync, mkdirSync, renameSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
+import { requiresOptions, type Tree } from './requires-options.ts'
+
+const db = requiresOptions<Tree>('db', {})
+
+/** The SQLite database file as configured (`cds.requires.db`), absolute; undefined for another database or one in memory. */
+export function sqliteFile(): string | undefined {
+  const read = db.reader(db.options())
+  const url = read.optional('credentials.url') ?? read.optional('credentials.database')
+  return read.optional('kind') === 'sqlite' && url && url !== ':memory:' ? resolve(cds.root, url) : undefined
+}
 
 /**
  * A SQLite file database (development, self-hosted) is created on first start and upgraded in

@@ -1,6 +1,6 @@
 import cds from '@sap/cds'
 import { badInput } from './errors.ts'
-import { numberSetting } from './settings.ts'
+import { queryBudget, type QueryBudget } from './query-budget.ts'
 
 /**
  * The query options of a read over HTTP, checked before the service reads, as CAP sees them: CAP
@@ -22,20 +22,7 @@ import { numberSetting } from './settings.ts'
  * HTTP request) are trusted and only get the page a `$skip` without `$top` needs.
  */
 
-interface ReadBudget {
-  /** The most rows one read may return, all `$expand` levels counted. */
-  rowBudget: number
-  /** The most `$expand` levels one read may nest. */
-  expandDepth: number
-}
-
-function readBudget(): ReadBudget {
-  const configured = ((cds.env as any).query?.budget ?? {}) as Record<string, unknown>
-  return {
-    rowBudget: numberSetting('QUERY_ROW_BUDGET', configured.rows as number, 25_000),
-    expandDepth: numberSetting('QUERY_EXPAND_DEPTH', configured.expandDepth as number, 3),
-  }
-}
+type ReadBudget = Pick<QueryBudget, 'rowBudget' | 'expandDepth'>
 
 const pageBound = () => Number((cds.env as any).query?.limit?.max ?? 1000)
 const defaultPage = () => Math.min(Number((cds.env as any).query?.limit?.default ?? 100), pageBound())
@@ -61,7 +48,7 @@ export function guardQueryOptions(req: cds.Request): ((result: unknown) => void)
   if (options.has('$skip')) checkSkip(options.get('$skip'))
   if (!select || property) return undefined
   const rows = select.one ? 1 : Math.min(wholeNumber(options.get('$top')) ?? defaultPage(), pageBound())
-  const cost = new ReadCost(readBudget(), rows, select.columns, req.target as any, localName(req.target))
+  const cost = new ReadCost(queryBudget(), rows, select.columns, req.target as any, localName(req.target))
   cost.bound()
   return cost.paged.length ? result => cost.checkPages(result) : undefined
 }

@@ -1,8 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import cds from '@sap/cds'
 import { ApiError } from './errors.ts'
-import { numberSetting } from './settings.ts'
+import { queryBudget } from './query-budget.ts'
 
 /**
  * A request's work ends with its answer. Once the answer has left before the work was done (the
@@ -25,7 +24,7 @@ interface RequestWork {
 const work = new AsyncLocalStorage<RequestWork>()
 
 /** How long any one request's work may take when nothing sets a shorter deadline (QUERY_TIMEOUT_MS). */
-const queryTimeoutMs = () => numberSetting('QUERY_TIMEOUT_MS', (cds.env as any).query?.timeoutMs, 30_000)
+const queryTimeoutMs = () => queryBudget().timeoutMs
 
 /** Bootstrap middleware: the work of everything that handles this request is tied to its answer, and ends by its deadline. */
 export function tieWorkToAnswer(req: IncomingMessage, res: ServerResponse, next: () => void) {

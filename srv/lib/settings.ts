@@ -1,8 +1,8 @@
 import cds from '@sap/cds'
 
 /**
- * Runtime settings: values as configured (cds.env, per profile; for some services also an
- * environment variable first), read with a default. The README's configuration table lists them.
+ * Configured values read with a default: unset, null and '' count as not configured. Services
+ * read their options through requires-options.ts, which uses these.
  */
 
 type Raw = string | number | boolean | undefined | null
@@ -30,18 +30,6 @@ export function numberValue(value: Raw, name: string, fallback: number): number 
 export function booleanValue(value: Raw, fallback: boolean): boolean {
   const raw = given(value)
   return raw === undefined ? fallback : /^(1|true|yes|on)$/i.test(raw)
-}
-
-/** The environment variable when it is set, else the value from cds.env. */
-const pick = (envName: string, fromCds: Raw): Raw => given(process.env[envName]) ?? fromCds
-
-export const stringSetting = (envName: string, fromCds: Raw, fallback: string) => stringValue(pick(envName, fromCds), fallback)
-export const numberSetting = (envName: string, fromCds: Raw, fallback: number) => numberValue(pick(envName, fromCds), envName, fallback)
-export const booleanSetting = (envName: string, fromCds: Raw, fallback: boolean) => booleanValue(pick(envName, fromCds), fallback)
-
-/** The `cds.requires[name]` block, or an empty object. */
-export function requiresBlock(name: string): Record<string, any> {
-  return ((cds.env.requires as any)?.[name] ?? {}) as Record<string, any>
 }
 
 export const profiles = (): string[] => (cds.env as any).profiles ?? []

@@ -1,7 +1,8 @@
 import cds from '@sap/cds'
 import { dirname, resolve } from 'node:path'
 import { requiresOptions, valueAt, type Environment, type OptionValue, type Tree } from '../../lib/requires-options.ts'
-import { isProduction, optionalValue, profiles, requiresBlock } from '../../lib/settings.ts'
+import { sqliteFile } from '../../lib/development-database.ts'
+import { isProduction, optionalValue, profiles } from '../../lib/settings.ts'
 
 /**
  * The options of the chain-a service, `cds.requires['chain-a']`: set per profile in package.json,
@@ -176,12 +177,6 @@ function devnetStateDir(configured: Value): string | undefined {
   if (folder !== undefined) return /^(none|false|memory)$/i.test(folder) ? undefined : resolve(cds.root, folder)
   if (profiles().includes('test')) return undefined
   return resolve(dirname(sqliteFile() ?? resolve(cds.root, 'data', 'chain-access.sqlite')), 'devnet-chain-a')
-}
-
-function sqliteFile(): string | undefined {
-  const db = requiresBlock('db')
-  const url: string | undefined = db.credentials?.url ?? db.credentials?.database
-  return db.kind === 'sqlite' && url && url !== ':memory:' ? resolve(cds.root, url) : undefined
 }
 
 /**

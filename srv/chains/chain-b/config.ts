@@ -4,7 +4,8 @@ import { availableParallelism } from 'node:os'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { requiresOptions, valueAt, type Environment, type OptionValue, type Tree } from '../../lib/requires-options.ts'
-import { isProduction, optionalValue, profiles, requiresBlock } from '../../lib/settings.ts'
+import { sqliteFile } from '../../lib/development-database.ts'
+import { isProduction, optionalValue, profiles } from '../../lib/settings.ts'
 import { APP_FILES } from '../../lib/app-files.ts'
 import { devnetVaultAddress } from './vault.ts'
 import type { KeysManifest } from './zk/circuits.ts'
@@ -169,10 +170,7 @@ function devnetStateDir(configured: Value): string | undefined {
 
 /** The folder of the SQLite database file (`data` by default): development files live beside it. */
 function dataFolder(): string {
-  const db = requiresBlock('db')
-  const url: string | undefined = db.credentials?.url ?? db.credentials?.database
-  const file = db.kind === 'sqlite' && url && url !== ':memory:' ? resolve(cds.root, url) : resolve(cds.root, 'data', 'chain-access.sqlite')
-  return dirname(file)
+  return dirname(sqliteFile() ?? resolve(cds.root, 'data', 'chain-access.sqlite'))
 }
 
 /** Whether the bootstrap starts the embedded devnet: development and test only, devnet on, no indexer URL configured. */

@@ -2,6 +2,8 @@ import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import * as pkcs11js from 'pkcs11js'
 import { ApiError } from '../../../lib/errors.ts'
 import { defaultExport } from '../../../lib/interop.ts'
+import type { OptionValue } from '../../../lib/requires-options.ts'
+import { optionalValue } from '../../../lib/settings.ts'
 import { addVkeyWitnesses, messageOf, parseTransaction, type SignedTransaction } from './witnesses.ts'
 
 /**
@@ -50,20 +52,42 @@ interface HsmStatus {
 type Env = Record<string, string | undefined>
 
 /**
- * The HSM configuration from the environment (`HSM_PKCS11_MODULE`, `HSM_SLOT` or `HSM_SLOT_ID`,
- * `HSM_KEY_LABEL`, `HSM_KEY_ID`, `HSM_REQUIRES_ROLE`, `HSM_PIN_ENV`, default `HSM_PIN`) or else the
- * given configuration block; undefined when no module is configured. Without a role or a key
- * selector the configuration is refused (fail closed).
+ * `cds.requires['chain-a'].hsm` as configured, the documented HSM_* variables laid over it
+ * (srv/chaina-sign/hsm-settings.ts): values as text from the environment, typed from package.json.
+ * The PIN is not among them: the configuration names the variable that holds it (`pinEnv`).
  */
-export function resolveHsmConfig(env: Env, block: Record<string, unknown> = {}): HsmConfig | undefined {
-  const pick = (name: string, key: string) => env[name] || (block[key] === undefined || block[key] === null ? undefined : String(block[key]))
-  const modulePath = pick('HSM_PKCS11_MODULE', 'pkcs11Module')
+export interface HsmOptions {
+  /** HSM_PKCS11_MODULE */
+  pkcs11Module?: OptionValue
+  /** HSM_SLOT: the slot's index among the slots with a token. */
+  slot?: OptionValue
+  /** HSM_SLOT_ID: the PKCS#11 slot id, instead of an index. */
+  slotId?: OptionValue
+  /** HSM_KEY_LABEL */
+  keyLabel?: OptionValue
+  /** HSM_KEY_ID */
+  keyId?: OptionValue
+  /** HSM_REQUIRES_ROLE */
+  requiresRole?: OptionValue
+  /** HSM_PIN_ENV: the environment variable that holds the PIN (default HSM_PIN). */
+  pinEnv?: OptionValue
+  /** HSM_LABEL: the name HsmConfigurations shows (default `default`). */
+  label?: OptionValue
+}
+
+/**
+ * The HSM configuration from its options; undefined when no module is configured. Without a role
+ * or a key selector the configuration is refused (fail closed).
+ */
+export function resolveHsmConfig(options: HsmOptions): HsmConfig | undefined {
+  const read = (key: keyof HsmOptions) => optionalValue(options[key])
+  const modulePath = read('pkcs11Module')
   if (!modulePath) return undefined
-  const slotId = pick('HSM_SLOT_ID', 'slotId')
-  const slotIndex = Number(pick('HSM_SLOT', 'slot') ?? 0)
-  const requiredRole = pick('HSM_REQUIRES_ROLE', 'requiresRole')
-  const keyLabel = pick('HSM_KEY_LABEL', 'keyLabel')
-  const keyId = pick('HSM_KEY_ID', 'keyId')
+  const slotId = read('slotId')
+  const slotIndex = Number(read('slot') ?? 0)
+  const requiredRole = read('requiresRole')
+  const keyLabel = read('keyLabel')
+  const keyId = read('keyId')
   if (!requiredRole) throw notConfigured('HSM_REQUIRES_ROLE must name the role that may sign with the HSM key')
   if (!keyLabel && !keyId) throw notConfigured('HSM_KEY_LABEL or HSM_KEY_ID must select the HSM key')
   if (!slotId && !(Number.isInteger(slotIndex) && slotIndex >= 0)) throw notConfigured('HSM_SLOT must be a slot index (0, 1, …)')
@@ -71,7 +95,7 @@ export function resolveHsmConfig(env: Env, block: Record<string, unknown> = {}):
     modulePath,
     slot: slotId ? { id: slotId } : { index: slotIndex },
     requiredRole,
-    pinEnv: pick('HSM_PIN_ENV', 'pinEnv') ?? 'HSM_PIN',
+    pinEnv: read('pinEnv') ?? 'HSM_PIN',
     ...(keyLabel ? { keyLabel } : {}),
     ...(keyId ? { keyId } : {}),
   }
