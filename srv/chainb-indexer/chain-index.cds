@@ -10,6 +10,7 @@ service ChainBIndex {
 
   @readonly entity Blocks          as projection on db.Blocks;
   @readonly entity Transactions    as projection on db.Transactions;
+  @readonly entity TransactionSegments as projection on db.TransactionSegments;
   @readonly entity ContractActions as projection on db.ContractActions;
   @readonly entity UnshieldedUtxos as projection on db.UnshieldedUtxos;
   @readonly entity ReorgLog        as projection on db.ReorgLog;

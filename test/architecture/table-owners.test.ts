@@ -4,7 +4,8 @@ import { join, relative, resolve, sep } from 'node:path'
 
 /**
  * Each table has one owning service; another service reads or changes it only through the owner's
- * internal service (DESIGN.md section 2). This checks the writes: every CQL write (INSERT.into,
+ * internal service (DESIGN.md section 2). This checks the model's projections (a service's entity
+ * projects its own folder's tables, or another service's entities) and the writes: every CQL write (INSERT.into,
  * UPSERT.into, UPDATE, UPDATE.entity, DELETE.from) and every plain SQL write (INSERT INTO, UPDATE,
  * DELETE FROM) under srv/ names a table its own folder owns. A table's owner is the folder owning
  * the db file that declares it; a service's projection is owned as the table it projects.
@@ -173,4 +174,15 @@ test('no folder under srv/ writes a table another service owns', () => {
     .filter(write => ownerOf(write.table) !== write.folder)
     .map(write => `${write.file}: ${write.statement} ${write.table} (owned by ${ownerOf(write.table)})`)
   expect([...new Set(foreign)]).toEqual([])
+})
+
+test("no service's model projects a table another service owns: it projects the owner's internal service instead", () => {
+  const foreign = Object.entries(definitions).flatMap(([name, definition]) => {
+    const file = definition.$location?.file
+    const source = definition.query?.SELECT?.from?.ref?.[0]
+    if (definition.kind !== 'entity' || !file?.startsWith('srv/') || !source || !definitions[source]?.$location?.file?.startsWith('db/')) return []
+    const folder = folderOf(join(root, file))
+    return ownerOf(source) === folder ? [] : [`${file}: ${name} projects ${source} (owned by ${ownerOf(source)})`]
+  })
+  expect(foreign).toEqual([])
 })
