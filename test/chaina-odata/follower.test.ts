@@ -294,7 +294,8 @@ describe('two server processes on one database (PostgreSQL, or one SQLite file)'
   async function sharedState(): Promise<any> {
     if (!sharedFile) return state()
     const { DatabaseSync } = await import('node:sqlite')
-    const db = new DatabaseSync(sharedFile, { readOnly: true })
+    // A reader of a file in WAL mode may find it busy for a moment (a server checkpointing): it waits.
+    const db = new DatabaseSync(sharedFile, { readOnly: true, timeout: 10_000 })
     try {
       return db.prepare('SELECT * FROM chaina_SyncState').get()
     } finally {
