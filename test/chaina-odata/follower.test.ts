@@ -361,7 +361,8 @@ describe('two server processes on one database (PostgreSQL, or one SQLite file)'
     devnet.produceBlock()
     const takenOver = await waitFor('the other server at the new tip', async () => {
       const row = await sharedState()
-      return row?.indexedHeight === tip().height && row.leaseOwner !== synced.leaseOwner && row
+      // The run writes its position, then its status: wait for both.
+      return row?.indexedHeight === tip().height && row.status === 'synced' && row.leaseOwner !== synced.leaseOwner && row
     }, 60_000)
     expect(await waitFor('the new holder to say so', async () => holderOf(takenOver.leaseOwner))).toBe(other)
     expect(takenOver).toMatchObject({ blocksIndexed: tip().height + 1, status: 'synced' })
