@@ -1,11 +1,11 @@
 import cds from '@sap/cds'
 import { randomBytes } from 'node:crypto'
-import { availableParallelism } from 'node:os'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { requiresOptions, valueAt, type Environment, type OptionValue, type Tree } from '../../lib/requires-options.ts'
 import { sqliteFile } from '../../lib/development-database.ts'
 import { isProduction, optionalValue, profiles } from '../../lib/settings.ts'
+import { availableCores, availableMemory } from '../../lib/host-capacity.ts'
 import { APP_FILES } from '../../lib/app-files.ts'
 import { devnetVaultAddress } from './vault.ts'
 import type { KeysManifest } from './zk/circuits.ts'
@@ -212,13 +212,26 @@ export interface ZkConfig {
   keysDir: string
   /** Production runs on development keys only when told to. */
   allowDevelopmentKeys: boolean
-  /** Proofs made at once (threads); by default one per core but one, which the event loop keeps for itself (at least 1). */
+  /**
+   * Proofs made at once (threads); by default one per core but one, which the event loop keeps for
+   * itself, and no more than the memory holds (PROOF_PEAK_BYTES each beside the server's own), at least 1.
+   */
   provers: number
+}
+
+/** What one Groth16 proof of the largest circuit takes at its peak (measured: 420 MB), with room to spare. */
+export const PROOF_PEAK_BYTES = 450 * 1024 * 1024
+/** What the server needs beside its provers. */
+const SERVER_BYTES = 256 * 1024 * 1024
+
+/** The provers this container runs by default: its cores but one, bounded by its memory; at least 1. */
+export function defaultProvers(cores = availableCores(), memory = availableMemory()): number {
+  return Math.max(1, Math.min(cores - 1, Math.floor((memory - SERVER_BYTES) / PROOF_PEAK_BYTES)))
 }
 
 export function zkConfig(options: ChainBOptions = chainBOptions()): ZkConfig {
   const read = reader(options)
-  const provers = read.number('zk.provers', Math.max(1, availableParallelism() - 1))
+  const provers = read.number('zk.provers', defaultProvers())
   if (!Number.isInteger(provers) || provers < 1) throw new Error(`Setting ${optionName('zk.provers')} must be a whole number of threads, at least 1`)
   return { keysDir: resolve(cds.root, read.string('zk.keys', APP_FILES.zkKeys)), allowDevelopmentKeys: read.boolean('zk.allowDevelopmentKeys', false), provers }
 }
