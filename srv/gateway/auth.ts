@@ -9,7 +9,9 @@ import { grantPrincipal, type GrantRecord } from './principals.ts'
  * 1. the principal the hosted gateway attached (it authenticated the API key already);
  * 2. a product grant presented as `x-agent-token: cga_…|cgb_…` (self-hosted production, spec 5.7);
  * 3. whatever the configured fallback kind says (`mocked` in development, `jwt` in production),
- *    built lazily so a deployment that never needs it does not need its binding either.
+ *    built lazily so a deployment that never needs it does not need its binding either. It gets
+ *    this entry's options, credentials included: CAP fills `cds.requires.auth.credentials` from the
+ *    binding its `vcap` names (`{ label: 'xsuaa' }` in production), as it does for its own kinds.
  */
 const { SELECT } = cds.ql
 

@@ -138,6 +138,7 @@ describe('refused with 401 and a code, never a 500', () => {
     for (const [method, path] of [['GET', READ], ['POST', ADMIN_ONLY]] as const) {
       const answer = await call(method, path, headers, method === 'POST' ? { chain: 'chain-b' } : undefined)
       expect(answer.body?.error?.code).toBe('UNAUTHORIZED')
+      expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer /)
       expect(answer.status).toBe(401)
     }
   })
