@@ -1,6 +1,7 @@
 import cds from '@sap/cds'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { ProductGrant, ProductGrants } from '#cds-models/gateway'
+import { ApiError } from '../lib/errors.ts'
 import { hashSecret, productOfGrantToken } from './keys.ts'
 import { grantPrincipal, type GrantRecord } from './principals.ts'
 
@@ -42,12 +43,19 @@ export default function gatewayAuth(options: AuthOptions) {
         return next()
       }
       fallback ??= (cds.middlewares as unknown as { auth: AuthFactory }).auth({ ...options, kind: options.fallback ?? 'mocked', impl: undefined })
-      return fallback(req, res, next)
+      return fallback(req, res, error => next(error === 500 ? identityProviderUnavailable() : error))
     } catch (error) {
       next(error)
     }
   }
 }
+
+/**
+ * CAP's token-verifying kinds answer a bare 500 (and log the cause) when the token could not be
+ * checked at all, the identity provider's keys out of reach say: not the caller's fault, and passing.
+ */
+const identityProviderUnavailable = () =>
+  new ApiError(503, 'IDENTITY_PROVIDER_UNAVAILABLE', 'The token could not be verified: the identity provider did not answer; try again shortly')
 
 /** The active, unexpired grant with this token, looked up on every call (one indexed read), so a revoked grant stops at once. */
 async function grantFor(token: string): Promise<GrantRecord | undefined> {
