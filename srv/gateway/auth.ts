@@ -1,6 +1,7 @@
 import cds from '@sap/cds'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { ProductGrant, ProductGrants } from '#cds-models/gateway'
+import { ApiError } from '../lib/errors.ts'
 import { hashSecret, productOfGrantToken } from './keys.ts'
 import { grantPrincipal, type GrantRecord } from './principals.ts'
 
@@ -9,7 +10,9 @@ import { grantPrincipal, type GrantRecord } from './principals.ts'
  * 1. the principal the hosted gateway attached (it authenticated the API key already);
  * 2. a product grant presented as `x-agent-token: cga_…|cgb_…` (self-hosted production, spec 5.7);
  * 3. whatever the configured fallback kind says (`mocked` in development, `jwt` in production),
- *    built lazily so a deployment that never needs it does not need its binding either.
+ *    built lazily so a deployment that never needs it does not need its binding either. It gets
+ *    this entry's options, credentials included: CAP fills `cds.requires.auth.credentials` from the
+ *    binding its `vcap` names (`{ label: 'xsuaa' }` in production), as it does for its own kinds.
  */
 const { SELECT } = cds.ql
 
@@ -40,12 +43,19 @@ export default function gatewayAuth(options: AuthOptions) {
         return next()
       }
       fallback ??= (cds.middlewares as unknown as { auth: AuthFactory }).auth({ ...options, kind: options.fallback ?? 'mocked', impl: undefined })
-      return fallback(req, res, next)
+      return fallback(req, res, error => next(error === 500 ? identityProviderUnavailable() : error))
     } catch (error) {
       next(error)
     }
   }
 }
+
+/**
+ * CAP's token-verifying kinds answer a bare 500 (and log the cause) when the token could not be
+ * checked at all, the identity provider's keys out of reach say: not the caller's fault, and passing.
+ */
+const identityProviderUnavailable = () =>
+  new ApiError(503, 'IDENTITY_PROVIDER_UNAVAILABLE', 'The token could not be verified: the identity provider did not answer; try again shortly')
 
 /** The active, unexpired grant with this token, looked up on every call (one indexed read), so a revoked grant stops at once. */
 async function grantFor(token: string): Promise<GrantRecord | undefined> {

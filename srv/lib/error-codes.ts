@@ -43,9 +43,12 @@ function isBodyNotAnObject(error: any, req: any): boolean {
   return body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))
 }
 
-/** CAP's own 401 (no user where one is required) as JSON with a code; mocked users are asked to log in. */
+/**
+ * CAP's own 401 (no user where one is required, or a token the identity provider's keys refuse) as
+ * JSON with a code; mocked users are asked to log in, everyone else for a bearer token.
+ */
 function unauthenticated(req: any, res: any) {
-  if (req._login) res.setHeader('WWW-Authenticate', 'Basic realm="Users"')
+  res.setHeader('WWW-Authenticate', req._login ? 'Basic realm="Users"' : 'Bearer realm="chain-access"')
   res.status(401).json({ error: { code: 'UNAUTHORIZED', message: 'This route needs an authenticated caller' } })
 }
 
