@@ -22,7 +22,7 @@ export default tseslint.config(
   // Framework internals (CQN, request objects) are loosely typed; rows and states use the generated types.
   { files: ['srv/**', 'devnet/**'], rules: { '@typescript-eslint/no-explicit-any': 'warn' } },
   // Tests and benchmarks may poke at untyped framework internals and raw response bodies.
-  { files: ['test/**', 'bench/**', '*.js', 'mcp/bin/*.cjs', 'plugins/*/cds-plugin.js'], rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-require-imports': 'off' } },
+  { files: ['test/**', 'bench/**', '*.js', 'db/*.js', 'mcp/bin/*.cjs', 'plugins/*/cds-plugin.js'], rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-require-imports': 'off' } },
   // The portal runs in the browser as UI5 modules (sap.ui.define), written in UI5's own style.
   {
     files: ['app/**/*.js'],

@@ -52,7 +52,7 @@ export async function gatewayBenchmarks({ seconds }: { seconds: number }) {
       off.process.kill()
     }
 
-    execFileSync(join(root, 'node_modules', '.bin', 'cds-deploy'), [], { cwd: root, env: { ...process.env, CDS_ENV: 'pg', NODE_ENV: 'test' }, stdio: 'ignore' })
+    execFileSync(process.execPath, [join(root, 'db', 'deploy.js')], { cwd: root, env: { ...process.env, CDS_ENV: 'pg', NODE_ENV: 'test' }, stdio: 'ignore' })
     const pg = await startServer({ ...quiet, GATEWAY_ENABLED: 'true', BENCH_KEYS: '100', CDS_ENV: 'pg', NODE_ENV: 'test' })
     try {
       await throughput('PostgreSQL', pg, `${pg.url}/odata/v4/chaina-odata/Transactions('${pg.transaction}')`, seconds)

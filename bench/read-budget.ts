@@ -29,7 +29,7 @@ export async function readBudgetBenchmarks({ seconds }: { seconds: number }) {
     } finally {
       sqlite.process.kill()
     }
-    execFileSync(join(root, 'node_modules', '.bin', 'cds-deploy'), [], { cwd: root, env: { ...process.env, CDS_ENV: 'pg', NODE_ENV: 'test' }, stdio: 'ignore' })
+    execFileSync(process.execPath, [join(root, 'db', 'deploy.js')], { cwd: root, env: { ...process.env, CDS_ENV: 'pg', NODE_ENV: 'test' }, stdio: 'ignore' })
     const pg = await startServer({ ...quiet, CDS_ENV: 'pg', NODE_ENV: 'test' })
     try {
       await underAttack('PostgreSQL', pg, seconds)

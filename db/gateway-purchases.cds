@@ -8,7 +8,7 @@ namespace gateway;
 
 using { gateway.ApiKeys, gateway.Plans, gateway.Units } from './gateway';
 
-/** What the purchase lane sells; seeded from db/data, listed on /prices. */
+/** What the purchase lane sells; seeded from db/seed, listed on /prices. */
 entity Packs {
   key name        : String(20);
       description : String(200);

@@ -7,7 +7,7 @@ namespace gateway;
 
 type Units : Integer64;
 
-/** What a key may cost and how fast it may call; seeded from db/data. */
+/** What a key may cost and how fast it may call; seeded from db/seed. */
 entity Plans {
   key name          : String(20);
       description   : String(200);
@@ -19,7 +19,7 @@ entity Plans {
       burst         : Integer;
 }
 
-/** Units per call of each route class; seeded from db/data, served at /prices. */
+/** Units per call of each route class; seeded from db/seed, served at /prices. */
 entity Prices {
   key routeClass  : String(30);
       units       : Integer;

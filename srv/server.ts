@@ -3,6 +3,7 @@ import type { EventEmitter } from 'node:events'
 import { applyChainAEnvironment, chainAConfig, devnetConfig, embedsDevnet } from './chains/chain-a/config.ts'
 import * as chainBConfig from './chains/chain-b/config.ts'
 import { deploySqliteFile } from './lib/development-database.ts'
+import { untilTheSchemaIsDeployed } from './lib/schema-wait.ts'
 import { createSecondaryIndexes } from './lib/secondary-indexes.ts'
 
 /**
@@ -11,6 +12,7 @@ import { createSecondaryIndexes } from './lib/secondary-indexes.ts'
  */
 export default async function server(options: any) {
   allowAListenerForEveryBackgroundPart()
+  await untilTheSchemaIsDeployed()
   await connectChainA()
   await connectChainB()
   prepareTheDatabaseWhenServed()

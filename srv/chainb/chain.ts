@@ -5,13 +5,15 @@ import type { ZeroKnowledge } from '../chains/chain-b/zk/index.ts'
 
 /**
  * What this service needs of the chain-B connector (`cds.requires['chain-b']`, srv/chains/chain-b):
- * the port, the vault's address and the finality depth, the attester key of a subject, the
+ * the port, the vault's address and the finality depth, whether writes can be submitted, the attester key of a subject, the
  * sponsor's key, and the zero-knowledge prover and verifier. Declared here as the narrow view the jobs use, so a test can connect another
  * implementation of it under the same name.
  */
 export interface ChainBAccess {
   port: ChainBPort
   settings: { finalityDepth: number; vaultAddress: string }
+  /** False without a submission API: a write is then refused before it is queued. */
+  canSubmit: boolean
   attesterKey(subject: string): VaultKey
   sponsorKey(): VaultKey
   ensureSponsorFunded(): Promise<void>

@@ -38,7 +38,7 @@ export interface IssuedKey {
 }
 
 export interface IssueRequest {
-  /** The plan (db/data/gateway-Plans.csv); each lane names its own: the command line `operator`. */
+  /** The plan (db/seed/gateway-Plans.csv); each lane names its own: the command line `operator`. */
   plan: string
   /** Units to start with; the plan's units when absent. */
   units?: number

@@ -17,7 +17,7 @@ import { GRANT_PREFIXES, isProduct } from './keys.ts'
  *   npm run gateway -- grants revoke <id>
  */
 
-/** The plan of a key the operator issues here, unless --plan names another (db/data/gateway-Plans.csv). */
+/** The plan of a key the operator issues here, unless --plan names another (db/seed/gateway-Plans.csv). */
 const OPERATOR_PLAN = 'operator'
 
 export const GATEWAY_USAGE = `  npm run gateway -- keys issue --units N [--plan trial|standard|scale|operator (default ${OPERATOR_PLAN})] [--valid-days D] [--label L] [--bound-address A] [--quiet: print only the key]

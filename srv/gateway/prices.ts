@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import { Packs, Prices } from '#cds-models/gateway'
 
-/** The unit table (db/data/gateway-Prices.csv): units per call of each route class. */
+/** The unit table (db/seed/gateway-Prices.csv): units per call of each route class. */
 
 const { SELECT } = cds.ql
 

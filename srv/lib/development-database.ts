@@ -16,7 +16,9 @@ export function sqliteFile(): string | undefined {
  * A SQLite file database (development, self-hosted) is created on first start and upgraded in
  * place afterwards (`schema_evolution: auto` keeps its rows). When the model changed in a way that
  * cannot be applied in place (a lossy type change), the old file is kept as a backup and a fresh
- * one is created. PostgreSQL is deployed by its own deployer (`npm run deploy:pg`, the CF task);
+ * one is created. Either way the seed rows are added where their key is absent (db/init.js), so
+ * rows an operator changed keep their change. PostgreSQL is deployed by its own deployer
+ * (db/deploy.js: `npm run deploy:pg`, the CF task);
  * in-memory databases by CAP itself. `model` is the model already loaded, when there is one (the
  * server's), else the model files.
  */

@@ -14,7 +14,7 @@ export default async function globalSetup() {
   const leftovers = await databasesOfEndedRuns()
   await administer(...[...leftovers, template].map(name => `DROP DATABASE IF EXISTS ${quoted(name)} WITH (FORCE)`), `CREATE DATABASE ${quoted(template)}`)
   const root = join(__dirname, '..', '..')
-  execFileSync(join(root, 'node_modules', '.bin', 'cds-deploy'), [], {
+  execFileSync(process.execPath, [join(root, 'db', 'deploy.js')], {
     cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test', CDS_REQUIRES_DB_CREDENTIALS_DATABASE: template },
   })
   process.env.CAG_TEST_TEMPLATE = template

@@ -1,10 +1,12 @@
 import cds from '@sap/cds'
 import { createHash, randomBytes } from 'node:crypto'
 import { Job, Jobs } from '#cds-models/chainb'
+import { submitNotConfigured } from '../../chains/chain-b/indexer-client.ts'
 import { canonicalJson } from '../../lib/canonical-json.ts'
 import { ApiError } from '../../lib/errors.ts'
 import { ownerOf } from '../../lib/ownership.ts'
 import { forDatabase, isPostgres, runWrite, tableOf } from '../../lib/plain-sql.ts'
+import { chainB } from '../chain.ts'
 import { attesterSubjectOf } from '../identity.ts'
 import { commandOf, withoutWitness, type JobCommand } from './commands.ts'
 import { jobSettings } from './config.ts'
@@ -83,8 +85,11 @@ const httpResponseOf = (req: cds.Request) => (req as cds.Request & { http?: { re
  * A proving job's witness is sealed under a key this process keeps in memory (witness.ts); the
  * row holds the ciphertext and names this process as its holder. Should the job not be recorded
  * (a replay, a full queue, the request's transaction rolled back), the key is dropped.
+ * Without a submission API no job is queued: the write answers 503 CHAIN_B_SUBMIT_NOT_CONFIGURED
+ * at once (the gateway refunds an error answer), instead of failing in the runner much later.
  */
 export async function enqueue(req: cds.Request, job: NewJob, makeRecords: (jobId: string) => Promise<unknown>): Promise<QueuedJob> {
+  if (!(await chainB()).canSubmit) throw submitNotConfigured()
   const owner = ownerOf(req.user)
   const fingerprint = fingerprintOf(job.kind, job.params)
   const ID = cds.utils.uuid()

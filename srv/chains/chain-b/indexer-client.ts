@@ -20,6 +20,10 @@ import type {
 
 type Settings = Pick<ChainBConfig, 'indexerUrl' | 'indexerWsUrl' | 'submitUrl' | 'timeoutMs'>
 
+/** What a write answers where chain B has no submission API: the public indexers take no writes. */
+export const submitNotConfigured = () =>
+  new ApiError(503, 'CHAIN_B_SUBMIT_NOT_CONFIGURED', 'Chain B has no submission API here (CHAIN_B_SUBMIT_URL); the public indexers take no writes')
+
 interface GraphQLAnswer<T> {
   data?: T | null
   errors?: { message: string }[]
@@ -91,7 +95,7 @@ export class IndexerClient implements ChainBPort {
 
   private async devnetRequest<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
     const base = this.settings.submitUrl?.replace(/\/submit\/?$/, '')
-    if (!base) throw new ApiError(503, 'CHAIN_B_SUBMIT_NOT_CONFIGURED', 'Chain B has no submission API here (CHAIN_B_SUBMIT_URL); the public indexers take no writes')
+    if (!base) throw submitNotConfigured()
     const response = await this.fetch(base + path, { method, body: body === undefined ? undefined : JSON.stringify(body) })
     const answer = (await response.json().catch(() => ({}))) as T & { error?: { code?: string; message?: string } }
     if (response.ok) return answer

@@ -46,6 +46,14 @@ export default class ChainBConnector extends cds.Service {
     return this.client
   }
 
+  /**
+   * Whether this connector can put writes on the chain: only with a submission API
+   * (CHAIN_B_SUBMIT_URL; a devnet has one, the public indexers have none).
+   */
+  get canSubmit(): boolean {
+    return Boolean(this.settings.submitUrl)
+  }
+
   private get client(): IndexerClient {
     return (this.adapter ??= new IndexerClient(this.settings))
   }
