@@ -2,6 +2,13 @@ import cds from '@sap/cds'
 import { resolve } from 'node:path'
 
 /**
+ * The extension of the app's own modules: '.ts' where the sources run as they are, '.js' in the
+ * built application (gen/srv), which ships them compiled to CommonJS. Only there is this module
+ * CommonJS with a file name ending in '.js' (run natively it is an ES module, without __filename).
+ */
+const MODULE = typeof __filename === 'string' && __filename.endsWith('.js') ? '.js' : '.ts'
+
+/**
  * The files the running server reads from its own installation, by path from the project root:
  * the one place that names them (test/lib/app-files.test.ts checks that each exists).
  */
@@ -9,9 +16,9 @@ export const APP_FILES = {
   /** The portal's web app (app/portal). */
   portal: 'app/portal/webapp',
   /** The worker thread that compiles a UI5 theme from LESS. */
-  themeWorker: 'srv/front-ends/theme-worker.ts',
+  themeWorker: `srv/front-ends/theme-worker${MODULE}`,
   /** The worker thread that proves a claim. */
-  proverWorker: 'srv/chains/chain-b/zk/prover-worker.ts',
+  proverWorker: `srv/chains/chain-b/zk/prover-worker${MODULE}`,
   /** The subset of the chain-B indexer's GraphQL schema the adapter's queries are checked against. */
   indexerSchema: 'srv/chains/chain-b/indexer-schema.graphql',
   /** The circuits' keys, unless `cds.requires['chain-b'].zk.keys` names others. */
