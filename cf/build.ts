@@ -130,11 +130,17 @@ function withCompiledImplementations(config: unknown): unknown {
     [key, key === 'impl' && typeof value === 'string' && value.startsWith('srv/') ? value.replace(/\.ts$/, '.js') : withCompiledImplementations(value)]))
 }
 
+/**
+ * The deployer: CAP's, started as db/deploy.js (CAP's `cds-deploy` prints the database password),
+ * with the seed rows that db/init.js adds only where their key is missing (an operator's changes
+ * survive a redeploy).
+ */
 function writeDeployerPackage() {
+  for (const path of ['db/deploy.js', 'db/init.js', 'db/seed']) cpSync(join(root, path), join(pg, path), { recursive: true })
   const file = join(pg, 'package.json')
   const pkg = JSON.parse(readFileSync(file, 'utf8'))
-  writeFileSync(file, `${JSON.stringify({ engines: ENGINES, ...pkg }, null, 2)}\n`)
-  console.log('gen/pg/package.json: engines', ENGINES.node)
+  writeFileSync(file, `${JSON.stringify({ engines: ENGINES, ...pkg, scripts: { ...pkg.scripts, start: 'node db/deploy.js' } }, null, 2)}\n`)
+  console.log('gen/pg/package.json: engines', ENGINES.node, '; start: node db/deploy.js (the schema, then the missing seed rows)')
 }
 
 function filesUnder(folder: string): string[] {
