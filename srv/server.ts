@@ -58,7 +58,7 @@ let devWallet: ((req: any, res: any, next: () => void) => void) | undefined
  */
 export async function connectChainA(): Promise<void> {
   const options = applyChainAEnvironment()
-  if (!chainAEnabled(options)) turnOffBackgroundWork(options, 'follower')
+  if (!chainAEnabled()) turnOffBackgroundWork(options, 'follower')
   if (embedsDevnet(chainAConfig(options))) {
     const { startEmbeddedDevnet, stopEmbeddedDevnet } = await import('../devnet/chain-a/embedded.ts')
     const devnet = await startEmbeddedDevnet(devnetConfig(options))
@@ -93,7 +93,7 @@ function payPurchasesTo(address: string | undefined) {
  */
 export async function connectChainB(): Promise<void> {
   const options = chainBConfig.applyChainBEnvironment()
-  if (!chainBConfig.chainBEnabled(options)) turnOffBackgroundWork(options, 'crawler', 'jobs')
+  if (!chainBConfig.chainBEnabled()) turnOffBackgroundWork(options, 'crawler', 'jobs')
   if (chainBConfig.embedsDevnet(options)) {
     const { startEmbeddedDevnet, stopEmbeddedDevnet } = await import('../devnet/chain-b/embedded.ts')
     const devnet = await startEmbeddedDevnet({ ...chainBConfig.devnetConfig(options), finalityDepth: chainBConfig.chainBConfig(options).finalityDepth })

@@ -196,9 +196,9 @@ describe('the settings themselves', () => {
     expect(urlProblem('U', 'nope@host')).toBe('U must be a http or https URL, got its value')
   })
 
-  test("chain A: a project id of another network than CHAIN_A_NETWORK; turned off, nothing is required", () => {
+  test('chain A: a project id of another network than CHAIN_A_NETWORK; turned off, nothing is required', () => {
     expect(chainAProductionProblems({ network: 'mainnet', credentials: { projectId: 'preprodX' } })).toEqual(['BLOCKFROST_PROJECT_ID is a project of preprod, but CHAIN_A_NETWORK is mainnet'])
-    expect(chainAProductionProblems({ enabled: 'false', network: 'mainet' })).toEqual([])
+    expect(chainAProductionProblems({ network: 'mainet' }, false)).toEqual([])
     expect(chainAProductionProblems({ network: 'devnet', credentials: { url: 'http://127.0.0.1:3999' } })).toEqual([])
   })
 })

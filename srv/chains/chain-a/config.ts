@@ -2,7 +2,7 @@ import cds from '@sap/cds'
 import { dirname, resolve } from 'node:path'
 import { requiresOptions, valueAt, type Environment, type OptionValue, type Tree } from '../../lib/requires-options.ts'
 import { sqliteFile } from '../../lib/development-database.ts'
-import { booleanValue, isProduction, optionalValue, profiles } from '../../lib/settings.ts'
+import { isProduction, optionalValue, profiles } from '../../lib/settings.ts'
 import { urlProblem } from '../../lib/production-settings.ts'
 
 /**
@@ -33,7 +33,6 @@ const envNameForTtl = (kind: TtlKind) => 'CHAIN_A_TTL_' + kind.replace(/[A-Z]/g,
 
 /** The documented environment variables (README, Configuration) and the option each one sets. */
 export const ENVIRONMENT: Environment = {
-  CHAIN_A_ENABLED: 'enabled',
   CHAIN_A_NETWORK: 'network',
   BLOCKFROST_PROJECT_ID: 'credentials.projectId',
   BLOCKFROST_URL: 'credentials.url',
@@ -192,7 +191,8 @@ export function embedsDevnet(config: ChainAConfig): boolean {
 }
 
 /** Whether chain A is served (CHAIN_A_ENABLED, on by default); off, its routes answer 503 CHAIN_A_DISABLED. */
-export const chainAEnabled = (options: ChainAOptions = chainAOptions()): boolean => booleanValue(valueAt(options, 'enabled'), true)
+const switchOptions = requiresOptions<ChainAOptions>('chain-a', { CHAIN_A_ENABLED: 'enabled' }, { named: 'variable' })
+export const chainAEnabled = (requires?: Tree, env?: NodeJS.ProcessEnv): boolean => switchOptions.reader(switchOptions.options(requires, env)).boolean('enabled', true)
 
 /** The hosted Blockfrost networks; a Blockfrost project id starts with the name of its network. */
 const HOSTED_NETWORKS = ['mainnet', 'preprod', 'preview']
@@ -201,8 +201,8 @@ const HOSTED_NETWORKS = ['mainnet', 'preprod', 'preview']
  * Chain A's production settings (lib/production-settings.ts): an upstream (a Blockfrost project id
  * or a Blockfrost-compatible URL) on a network that exists, unless chain A is turned off.
  */
-export function chainAProductionProblems(options: ChainAOptions = chainAOptions()): string[] {
-  if (!chainAEnabled(options)) return []
+export function chainAProductionProblems(options: ChainAOptions = chainAOptions(), enabled = chainAEnabled()): string[] {
+  if (!enabled) return []
   const read = reader(options)
   const projectId = read.optional('credentials.projectId')
   const url = read.optional('credentials.url')

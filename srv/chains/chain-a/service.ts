@@ -30,7 +30,7 @@ export default class ChainAService extends cds.Service {
     this.networkName = settings.network
     // The kind is `silent`: CAP's connect log would print credentials.projectId, which it does not take for a secret.
     this.facts = new ChainContext(() => this.port, settings.network, settings.ttlSeconds.parameters * 1000)
-    if (!chainAEnabled(this.options)) {
+    if (!chainAEnabled()) {
       cds.log('chain-a').info('chain A is turned off (CHAIN_A_ENABLED=false): its routes answer 503 CHAIN_A_DISABLED')
       return super.init()
     }

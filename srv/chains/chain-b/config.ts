@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { requiresOptions, valueAt, type Environment, type OptionValue, type Tree } from '../../lib/requires-options.ts'
 import { sqliteFile } from '../../lib/development-database.ts'
-import { booleanValue, isProduction, optionalValue, profiles } from '../../lib/settings.ts'
+import { isProduction, optionalValue, profiles } from '../../lib/settings.ts'
 import { secretProblem, urlProblem } from '../../lib/production-settings.ts'
 import { APP_FILES } from '../../lib/app-files.ts'
 import { devnetVaultAddress } from './vault.ts'
@@ -20,7 +20,6 @@ import { ceremonyProblem } from './zk/transcript.ts'
 
 /** The documented environment variables (README, Configuration) and the option each one sets. */
 const ENVIRONMENT: Environment = {
-  CHAIN_B_ENABLED: 'enabled',
   CHAIN_B_NETWORK: 'network',
   CHAIN_B_INDEXER_URL: 'indexerUrl',
   CHAIN_B_INDEXER_WS_URL: 'indexerWsUrl',
@@ -200,7 +199,7 @@ export function chainBSecrets(options: ChainBOptions): ChainBSecrets {
   const attesterSecret = read.optional('attesterSecret')
   const sponsorSeed = read.optional('sponsorSeed')
   if (attesterSecret && sponsorSeed) return { attesterSecret, sponsorSeed }
-  if (!chainBEnabled(options)) return { attesterSecret: randomBytes(32).toString('hex'), sponsorSeed: randomBytes(32).toString('hex') }
+  if (!chainBEnabled()) return { attesterSecret: randomBytes(32).toString('hex'), sponsorSeed: randomBytes(32).toString('hex') }
   if (isProduction()) {
     const missing = !attesterSecret ? 'CHAIN_B_ATTESTER_SECRET' : 'CHAIN_B_SPONSOR_SEED'
     throw new MissingSecretError(`Chain B needs ${missing} in production (cds.requires['chain-b'].${missing === 'CHAIN_B_ATTESTER_SECRET' ? 'attesterSecret' : 'sponsorSeed'}); refusing to start without it.`)
@@ -263,15 +262,16 @@ function developmentSecrets(): ChainBSecrets {
 }
 
 /** Whether chain B is served (CHAIN_B_ENABLED, on by default); off, its routes answer 503 CHAIN_B_DISABLED. */
-export const chainBEnabled = (options: ChainBOptions = chainBOptions()): boolean => booleanValue(valueAt(options, 'enabled'), true)
+const switchOptions = requiresOptions<ChainBOptions>('chain-b', { CHAIN_B_ENABLED: 'enabled' }, { named: 'variable' })
+export const chainBEnabled = (requires?: Tree, env?: NodeJS.ProcessEnv): boolean => switchOptions.reader(switchOptions.options(requires, env)).boolean('enabled', true)
 
 /**
  * Chain B's production settings (lib/production-settings.ts), unless chain B is turned off: an
  * upstream the operator chose (an indexer URL, or a public network by name), both secrets strong,
  * and zero-knowledge keys a production start may use.
  */
-export function chainBProductionProblems(options: ChainBOptions = chainBOptions()): string[] {
-  if (!chainBEnabled(options)) return []
+export function chainBProductionProblems(options: ChainBOptions = chainBOptions(), enabled = chainBEnabled()): string[] {
+  if (!enabled) return []
   const read = reader(options)
   const network = read.optional('network')
   const indexerUrl = read.optional('indexerUrl')

@@ -31,9 +31,9 @@ export default class ChainBConnector extends cds.Service {
     this.secrets = chainBSecrets(this.options)
     const zk = zkConfig(this.options)
     this.zk = new ZeroKnowledge(zk.keysDir, zk.provers)
-    if (chainBEnabled(this.options)) checkZkKeys(zk, this.zk.manifest)
+    if (chainBEnabled()) checkZkKeys(zk, this.zk.manifest)
     cds.on('shutdown', () => this.zk.close())
-    if (!chainBEnabled(this.options)) cds.log('chain-b').info('chain B is turned off (CHAIN_B_ENABLED=false): its routes answer 503 CHAIN_B_DISABLED')
+    if (!chainBEnabled()) cds.log('chain-b').info('chain B is turned off (CHAIN_B_ENABLED=false): its routes answer 503 CHAIN_B_DISABLED')
     else cds.log('chain-b').info(`connect to chain-b > ${this.options.kind}`, { network: settings.network, indexer: settings.indexerUrl, vault: settings.vaultAddress })
     return super.init()
   }
