@@ -1,10 +1,12 @@
 import cds from '@sap/cds'
 import type { EventEmitter } from 'node:events'
-import { applyChainAEnvironment, chainAConfig, devnetConfig, embedsDevnet } from './chains/chain-a/config.ts'
+import { applyChainAEnvironment, chainAConfig, chainAEnabled, devnetConfig, embedsDevnet } from './chains/chain-a/config.ts'
 import * as chainBConfig from './chains/chain-b/config.ts'
 import { deploySqliteFile } from './lib/development-database.ts'
 import { untilTheSchemaIsDeployed } from './lib/schema-wait.ts'
 import { createSecondaryIndexes } from './lib/secondary-indexes.ts'
+import { checkTheDatabaseAnswers } from './lib/production-database.ts'
+import { isProduction } from './lib/settings.ts'
 
 /**
  * Bootstrap, step by step. The request pipeline (request ids, the hosted gateway, the guards,
@@ -40,6 +42,7 @@ function prepareTheDatabaseWhenServed() {
   const events = cds as unknown as EventEmitter
   events.prependListener('served', () => createSecondaryIndexes())
   events.prependListener('served', () => deploySqliteFile(loaded))
+  if (isProduction()) events.prependListener('served', checkTheDatabaseAnswers)
 }
 
 /** The development wallet's routes, after the pipeline's, where the chain-A devnet is embedded. */
@@ -57,6 +60,7 @@ let devWallet: ((req: any, res: any, next: () => void) => void) | undefined
  */
 export async function connectChainA(): Promise<void> {
   const options = applyChainAEnvironment()
+  if (!chainAEnabled()) turnOffBackgroundWork(options, 'follower')
   if (embedsDevnet(chainAConfig(options))) {
     const { startEmbeddedDevnet, stopEmbeddedDevnet } = await import('../devnet/chain-a/embedded.ts')
     const devnet = await startEmbeddedDevnet(devnetConfig(options))
@@ -70,6 +74,11 @@ export async function connectChainA(): Promise<void> {
     }
   }
   await cds.connect.to('chain-a')
+}
+
+/** A chain turned off runs none of its background work (its follower, crawler, job runner), which would ask its upstream. */
+function turnOffBackgroundWork(options: Record<string, unknown>, ...parts: string[]) {
+  for (const part of parts) options[part] = { ...(options[part] as object), enabled: false }
 }
 
 /** The purchase lane's payments go to the embedded devnet's last test wallet, unless an address is configured. */
@@ -86,6 +95,7 @@ function payPurchasesTo(address: string | undefined) {
  */
 export async function connectChainB(): Promise<void> {
   const options = chainBConfig.applyChainBEnvironment()
+  if (!chainBConfig.chainBEnabled()) turnOffBackgroundWork(options, 'crawler', 'jobs')
   if (chainBConfig.embedsDevnet(options)) {
     const { startEmbeddedDevnet, stopEmbeddedDevnet } = await import('../devnet/chain-b/embedded.ts')
     const devnet = await startEmbeddedDevnet({ ...chainBConfig.devnetConfig(options), finalityDepth: chainBConfig.chainBConfig(options).finalityDepth })

@@ -15,17 +15,24 @@ import { installKeyLanes } from '../../srv/key-lanes/index.ts'
 import { gatewayConfig, rememberListeningPort } from '../../srv/gateway/config.ts'
 import { serveZkConfig } from '../../srv/zk-config/index.ts'
 import { serveFrontEnds } from '../../srv/front-ends/index.ts'
+import { refuseToStartWithProductionProblems } from '../../srv/production-checks.ts'
+import { refuseDisabledChains } from '../../srv/chains/disabled-chains.ts'
 
 /**
  * A request's way through the server, each step in the order it runs. Configuration is read from
  * `cds.requires` (the gateway's under `cds.requires.gateway`) and the documented variables.
  */
 export function installRequestPipeline() {
+  // 0. In production, every setting is checked before anything is set up: one message names every problem.
+  refuseToStartWithProductionProblems()
   // Refusals before the hosted gateway's metering say that they charged nothing.
   const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
 
   // 1. Every request: an id, its work tied to its answer, hostile targets refused, /api/v1 spellings followed.
   onBootstrap(app => app.use(assignRequestId, tieWorkToAnswer, refuseHostileTargets(uncharged), followRouteAliases))
+  //    A chain turned off answers its routes 503 CHAIN_A_DISABLED / CHAIN_B_DISABLED, uncharged.
+  const disabledChains = refuseDisabledChains(uncharged)
+  if (disabledChains) onBootstrap(app => app.use(disabledChains))
   // 2. The hosted gateway (when enabled): path, route gating, key, rate, units reserved; settled on the answer.
   if (installGateway()) cds.log('gateway').info('hosted gateway on: API keys, metering and route gating in front of every route')
   //    Among its own routes: the key lanes (buy, sign in, redeem).

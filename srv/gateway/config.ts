@@ -68,7 +68,19 @@ export function gatewayConfig(): GatewayConfig {
     maxCallsInFlight: read.number('maxCallsInFlight', 16),
     authFailures: read.number('authFailures', 20),
     authFailureWindowS: read.number('authFailureWindowS', 900),
-    publicUrl: read.string('publicUrl', `http://localhost:${listeningPort ?? (process.env.PORT || 4004)}`).replace(/\/+$/, ''),
+    publicUrl: read.string('publicUrl', routeUrl() ?? `http://localhost:${listeningPort ?? (process.env.PORT || 4004)}`).replace(/\/+$/, ''),
     mcpPackage: read.optional('mcpPackage'),
+  }
+}
+
+/** The first route Cloud Foundry gives the app (VCAP_APPLICATION.application_uris), as https. */
+function routeUrl(): string | undefined {
+  const application = process.env.VCAP_APPLICATION
+  if (!application) return undefined
+  try {
+    const route = (JSON.parse(application) as { application_uris?: unknown[] }).application_uris?.[0]
+    return typeof route === 'string' && route ? `https://${route.replace(/^https?:\/\//, '')}` : undefined
+  } catch {
+    return undefined
   }
 }

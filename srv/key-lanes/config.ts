@@ -1,6 +1,7 @@
 import { requiresOptions, type Environment } from '../lib/requires-options.ts'
 import { isProduction } from '../lib/settings.ts'
-import { laneSecret } from './lane-secret.ts'
+import { laneSecret, laneSecretProblem } from './lane-secret.ts'
+import { secretProblem } from '../lib/production-settings.ts'
 
 /** The key lanes' documented environment variables (docs/configuration.md) and the option of `cds.requires.gateway` each one sets. */
 const LANE_ENVIRONMENT: Environment = {
@@ -97,4 +98,11 @@ function voucherPepper(pepper: string | undefined): string {
   if (pepper) return pepper
   if (isProduction()) throw new Error('GATEWAY_VOUCHER_PEPPER must be set in production: voucher codes are stored under a keyed hash')
   return DEVELOPMENT_PEPPER
+}
+
+/** The key lanes' production settings (lib/production-settings.ts): both secrets set and strong. */
+export function laneProductionProblems(): string[] {
+  const pepper = options.reader(options.options()).optional('voucherPepper')
+  const problems = [secretProblem('GATEWAY_VOUCHER_PEPPER', pepper, 'voucher codes are stored under a keyed hash with it'), laneSecretProblem()]
+  return problems.filter(problem => problem !== undefined)
 }

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { requiresOptions } from '../lib/requires-options.ts'
 import { isProduction } from '../lib/settings.ts'
+import { secretProblem } from '../lib/production-settings.ts'
 
 /**
  * The key lanes' server secret (`GATEWAY_LANE_SECRET`): a MAC under it shows that the gateway
@@ -18,8 +19,10 @@ const MIN_SECRET_LENGTH = 32
 /** `cds.requires.gateway.laneSecret`, GATEWAY_LANE_SECRET first. */
 const options = requiresOptions('gateway', { GATEWAY_LANE_SECRET: 'laneSecret' }, { named: 'variable' })
 
+const configuredSecret = () => options.reader(options.options()).optional('laneSecret')
+
 export function laneSecret(): string {
-  const secret = options.reader(options.options()).optional('laneSecret')
+  const secret = configuredSecret()
   if (secret === undefined) {
     if (isProduction()) throw new Error('GATEWAY_LANE_SECRET must be set in production: the key lanes sign what they issue with it')
     return DEVELOPMENT_SECRET
@@ -27,6 +30,9 @@ export function laneSecret(): string {
   if (secret.length < MIN_SECRET_LENGTH) throw new Error(`GATEWAY_LANE_SECRET must have at least ${MIN_SECRET_LENGTH} characters`)
   return secret
 }
+
+/** What is wrong with the configured lane secret in production (lib/production-settings.ts). */
+export const laneSecretProblem = (): string | undefined => secretProblem('GATEWAY_LANE_SECRET', configuredSecret(), 'the key lanes sign what they issue with it')
 
 /**
  * HMAC-SHA256 under the lane secret of what `purpose` issues: the purpose and the parts are

@@ -1,11 +1,13 @@
 import cds from '@sap/cds'
 import { booleanValue, numberValue, optionalValue, stringValue } from './settings.ts'
+import { configuredVariables } from './bound-secrets.ts'
 
 /**
  * A service's options, `cds.requires[service]`: set per profile in package.json, by CAP's own
  * variables (`CDS_REQUIRES_<SERVICE>_...`, `CDS_CONFIG`...), and by the service's documented
  * variables, one table mapping each onto the option it sets, which the bootstrap maps into cds.env
- * once at start. Inside the code there is one set of names: the options'. Values from the
+ * once at start (a bound `chain-access-secrets` service's credentials laid over the environment:
+ * bound-secrets.ts). Inside the code there is one set of names: the options'. Values from the
  * environment stay text; a reader parses them with their defaults, naming the option and its
  * variable when one is malformed.
  */
@@ -80,12 +82,12 @@ export function requiresOptions<Options extends object>(service: string, environ
     return inner !== undefined && isTree(parent) && isTree(parent[inner]) ? parent[inner] : undefined
   }
 
-  const options = (requires: Tree = cds.env.requires as Tree, env: NodeJS.ProcessEnv = process.env): Options => {
+  const options = (requires: Tree = cds.env.requires as Tree, env: NodeJS.ProcessEnv = configuredVariables()): Options => {
     const configured = isTree(requires[service]) ? requires[service] : {}
     return merged(merged(configured, capSplitOptions(requires)), fromEnvironment(env)) as Options
   }
 
-  const apply = (requires: Tree = cds.env.requires as Tree, env: NodeJS.ProcessEnv = process.env): Options => {
+  const apply = (requires: Tree = cds.env.requires as Tree, env: NodeJS.ProcessEnv = configuredVariables()): Options => {
     const given = options(requires, env)
     const block = (requires[service] ??= {}) as Tree
     Object.assign(block, given)

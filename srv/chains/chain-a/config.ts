@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path'
 import { requiresOptions, valueAt, type Environment, type OptionValue, type Tree } from '../../lib/requires-options.ts'
 import { sqliteFile } from '../../lib/development-database.ts'
 import { isProduction, optionalValue, profiles } from '../../lib/settings.ts'
+import { urlProblem } from '../../lib/production-settings.ts'
 
 /**
  * The options of the chain-a service, `cds.requires['chain-a']`: set per profile in package.json,
@@ -60,6 +61,7 @@ type Value = OptionValue
 export interface ChainAOptions {
   kind?: string
   impl?: string
+  enabled?: Value
   network?: string
   credentials?: { projectId?: string; url?: string; [more: string]: unknown }
   devnet?: Value
@@ -186,4 +188,33 @@ function devnetStateDir(configured: Value): string | undefined {
 export function embedsDevnet(config: ChainAConfig): boolean {
   const local = profiles().some(profile => profile === 'development' || profile === 'test')
   return local && !isProduction() && config.devnet && !config.url
+}
+
+/** Whether chain A is served (CHAIN_A_ENABLED, on by default); off, its routes answer 503 CHAIN_A_DISABLED. */
+const switchOptions = requiresOptions<ChainAOptions>('chain-a', { CHAIN_A_ENABLED: 'enabled' }, { named: 'variable' })
+export const chainAEnabled = (requires?: Tree, env?: NodeJS.ProcessEnv): boolean => switchOptions.reader(switchOptions.options(requires, env)).boolean('enabled', true)
+
+/** The hosted Blockfrost networks; a Blockfrost project id starts with the name of its network. */
+const HOSTED_NETWORKS = ['mainnet', 'preprod', 'preview']
+
+/**
+ * Chain A's production settings (lib/production-settings.ts): an upstream (a Blockfrost project id
+ * or a Blockfrost-compatible URL) on a network that exists, unless chain A is turned off.
+ */
+export function chainAProductionProblems(options: ChainAOptions = chainAOptions(), enabled = chainAEnabled()): string[] {
+  if (!enabled) return []
+  const read = reader(options)
+  const projectId = read.optional('credentials.projectId')
+  const url = read.optional('credentials.url')
+  const network = read.string('network', 'preprod')
+  const problems: string[] = []
+  if (!projectId && !url) problems.push(`BLOCKFROST_PROJECT_ID or BLOCKFROST_URL: chain A has no upstream; set the Blockfrost project id (or a Blockfrost-compatible URL), or CHAIN_A_ENABLED=false to start without chain A`)
+  if (url) {
+    const problem = urlProblem('BLOCKFROST_URL', url)
+    if (problem) problems.push(problem)
+  }
+  if (!HOSTED_NETWORKS.includes(network) && !(network === 'devnet' && url)) problems.push(`CHAIN_A_NETWORK must be one of ${HOSTED_NETWORKS.join(', ')} (devnet only with BLOCKFROST_URL), got '${network.slice(0, 100)}'`)
+  const projectNetwork = HOSTED_NETWORKS.find(name => projectId?.startsWith(name))
+  if (!url && projectNetwork && HOSTED_NETWORKS.includes(network) && projectNetwork !== network) problems.push(`BLOCKFROST_PROJECT_ID is a project of ${projectNetwork}, but CHAIN_A_NETWORK is ${network}`)
+  return problems
 }

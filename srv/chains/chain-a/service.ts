@@ -1,6 +1,6 @@
 import cds from '@sap/cds'
 import { BlockfrostAdapter } from './blockfrost.ts'
-import { chainAConfig, type ChainAConfig, type ChainAOptions } from './config.ts'
+import { chainAConfig, chainAEnabled, type ChainAConfig, type ChainAOptions } from './config.ts'
 import { ChainContext, type ChainChange, type ChainIdentity } from './context.ts'
 import type { ChainAPort, ChainGenesis, ChainProtocolParameters } from './port.ts'
 
@@ -29,8 +29,12 @@ export default class ChainAService extends cds.Service {
     const settings = this.settings
     this.networkName = settings.network
     // The kind is `silent`: CAP's connect log would print credentials.projectId, which it does not take for a secret.
-    cds.log('chain-a').info(`connect to chain-a > ${this.options.kind}`, { network: settings.network, url: settings.url ?? 'hosted Blockfrost' })
     this.facts = new ChainContext(() => this.port, settings.network, settings.ttlSeconds.parameters * 1000)
+    if (!chainAEnabled()) {
+      cds.log('chain-a').info('chain A is turned off (CHAIN_A_ENABLED=false): its routes answer 503 CHAIN_A_DISABLED')
+      return super.init()
+    }
+    cds.log('chain-a').info(`connect to chain-a > ${this.options.kind}`, { network: settings.network, url: settings.url ?? 'hosted Blockfrost' })
     cds.once('served', () => this.checkUpstreamAtStart())
     cds.once('shutdown', () => clearTimeout(this.recheck))
     return super.init()

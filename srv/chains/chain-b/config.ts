@@ -6,9 +6,10 @@ import { requiresOptions, valueAt, type Environment, type OptionValue, type Tree
 import { sqliteFile } from '../../lib/development-database.ts'
 import { isProduction, optionalValue, profiles } from '../../lib/settings.ts'
 import { availableCores, availableMemory } from '../../lib/host-capacity.ts'
+import { secretProblem, urlProblem } from '../../lib/production-settings.ts'
 import { APP_FILES } from '../../lib/app-files.ts'
 import { devnetVaultAddress } from './vault.ts'
-import type { KeysManifest } from './zk/circuits.ts'
+import { readManifest, type KeysManifest } from './zk/circuits.ts'
 import { ceremonyProblem } from './zk/transcript.ts'
 
 /**
@@ -53,6 +54,7 @@ type Value = OptionValue
 export interface ChainBOptions {
   kind?: string
   impl?: string
+  enabled?: Value
   network?: string
   indexerUrl?: string
   indexerWsUrl?: string
@@ -197,6 +199,7 @@ export function chainBSecrets(options: ChainBOptions): ChainBSecrets {
   const attesterSecret = read.optional('attesterSecret')
   const sponsorSeed = read.optional('sponsorSeed')
   if (attesterSecret && sponsorSeed) return { attesterSecret, sponsorSeed }
+  if (!chainBEnabled()) return { attesterSecret: randomBytes(32).toString('hex'), sponsorSeed: randomBytes(32).toString('hex') }
   if (isProduction()) {
     const missing = !attesterSecret ? 'CHAIN_B_ATTESTER_SECRET' : 'CHAIN_B_SPONSOR_SEED'
     throw new MissingSecretError(`Chain B needs ${missing} in production (cds.requires['chain-b'].${missing === 'CHAIN_B_ATTESTER_SECRET' ? 'attesterSecret' : 'sponsorSeed'}); refusing to start without it.`)
@@ -269,4 +272,43 @@ function developmentSecrets(): ChainBSecrets {
   mkdirSync(dirname(file), { recursive: true })
   writeFileSync(file, JSON.stringify(secrets, null, 2) + '\n', { mode: 0o600 })
   return secrets
+}
+
+/** Whether chain B is served (CHAIN_B_ENABLED, on by default); off, its routes answer 503 CHAIN_B_DISABLED. */
+const switchOptions = requiresOptions<ChainBOptions>('chain-b', { CHAIN_B_ENABLED: 'enabled' }, { named: 'variable' })
+export const chainBEnabled = (requires?: Tree, env?: NodeJS.ProcessEnv): boolean => switchOptions.reader(switchOptions.options(requires, env)).boolean('enabled', true)
+
+/**
+ * Chain B's production settings (lib/production-settings.ts), unless chain B is turned off: an
+ * upstream the operator chose (an indexer URL, or a public network by name), both secrets strong,
+ * and zero-knowledge keys a production start may use.
+ */
+export function chainBProductionProblems(options: ChainBOptions = chainBOptions(), enabled = chainBEnabled()): string[] {
+  if (!enabled) return []
+  const read = reader(options)
+  const network = read.optional('network')
+  const indexerUrl = read.optional('indexerUrl')
+  const indexerWsUrl = read.optional('indexerWsUrl')
+  const problems: (string | undefined)[] = []
+  if (!network && !indexerUrl) problems.push(`CHAIN_B_INDEXER_URL or CHAIN_B_NETWORK: chain B has no upstream; set the indexer's URL, or CHAIN_B_NETWORK to ${PUBLIC_NETWORKS.join(', ')} for its public indexer, or CHAIN_B_ENABLED=false to start without chain B`)
+  if (network && !indexerUrl && !PUBLIC_NETWORKS.includes(network)) problems.push(`CHAIN_B_NETWORK must be one of ${PUBLIC_NETWORKS.join(', ')} (another only with CHAIN_B_INDEXER_URL), got '${network.slice(0, 100)}'`)
+  if (indexerUrl) problems.push(urlProblem('CHAIN_B_INDEXER_URL', indexerUrl))
+  if (indexerWsUrl) problems.push(urlProblem('CHAIN_B_INDEXER_WS_URL', indexerWsUrl, ['ws:', 'wss:']))
+  problems.push(secretProblem('CHAIN_B_ATTESTER_SECRET', read.optional('attesterSecret'), 'the attester keys are derived from it'))
+  problems.push(secretProblem('CHAIN_B_SPONSOR_SEED', read.optional('sponsorSeed'), 'the sponsor that pays for every chain-B write comes from it'))
+  problems.push(zkKeysProblem(options))
+  return problems.filter(problem => problem !== undefined)
+}
+
+const PUBLIC_NETWORKS = ['preprod', 'preview', 'mainnet']
+
+/** What keeps the configured zero-knowledge keys from a production start (checkZkKeys), naming CHAIN_B_ZK_KEYS. */
+function zkKeysProblem(options: ChainBOptions): string | undefined {
+  try {
+    const config = zkConfig(options)
+    checkZkKeys(config, readManifest(config.keysDir))
+    return undefined
+  } catch (error) {
+    return `CHAIN_B_ZK_KEYS: ${(error as Error).message}`
+  }
 }

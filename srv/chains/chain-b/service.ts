@@ -1,6 +1,6 @@
 import cds from '@sap/cds'
 import { createHmac } from 'node:crypto'
-import { chainBConfig, chainBSecrets, checkZkKeys, zkConfig, type ChainBConfig, type ChainBOptions, type ChainBSecrets } from './config.ts'
+import { chainBConfig, chainBEnabled, chainBSecrets, checkZkKeys, zkConfig, type ChainBConfig, type ChainBOptions, type ChainBSecrets } from './config.ts'
 import { IndexerClient } from './indexer-client.ts'
 import type { ChainBPort } from './port.ts'
 import { ApiError } from '../../lib/errors.ts'
@@ -31,9 +31,10 @@ export default class ChainBConnector extends cds.Service {
     this.secrets = chainBSecrets(this.options)
     const zk = zkConfig(this.options)
     this.zk = new ZeroKnowledge(zk.keysDir, zk.provers)
-    checkZkKeys(zk, this.zk.manifest)
+    if (chainBEnabled()) checkZkKeys(zk, this.zk.manifest)
     cds.on('shutdown', () => this.zk.close())
-    cds.log('chain-b').info(`connect to chain-b > ${this.options.kind}`, { network: settings.network, indexer: settings.indexerUrl, vault: settings.vaultAddress })
+    if (!chainBEnabled()) cds.log('chain-b').info('chain B is turned off (CHAIN_B_ENABLED=false): its routes answer 503 CHAIN_B_DISABLED')
+    else cds.log('chain-b').info(`connect to chain-b > ${this.options.kind}`, { network: settings.network, indexer: settings.indexerUrl, vault: settings.vaultAddress })
     return super.init()
   }
 
