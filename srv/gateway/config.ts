@@ -48,8 +48,9 @@ export interface GatewayConfig {
    */
   mcpPackage?: string
   /**
-   * The configuration names the package served at /mcp when there is one (the default). The test
-   * profile turns it off: a tarball left by an earlier build must not stand in for the sources.
+   * The configuration names the package served at /mcp when there is one (the default, as deployed).
+   * The development and test profiles turn it off and name the checkout: a tarball left by an
+   * earlier build must not stand in for the sources.
    */
   mcpTarball: boolean
 }

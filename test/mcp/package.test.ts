@@ -68,7 +68,7 @@ const freshFolder = (name: string) => {
 
 beforeAll(async () => {
   await promisify(execFile)('npm', ['run', '-s', 'build:mcp'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 })
-  // The test profile prints the checkout's servers; this test is about the package served.
+  // The development and test profiles print the checkout's servers; this test is about the package served.
   gatewayOptions().mcpTarball = true
 }, 180_000)
 afterAll(() => {
