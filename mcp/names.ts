@@ -17,3 +17,9 @@ export const MCP_ENV = {
 } as const
 
 export const DEFAULT_URL = 'http://localhost:4004'
+
+/** The tool servers' own npm package, made by `npm run build:mcp` (mcp/pack.ts) and served by the gateway. */
+export const MCP_PACKAGE = 'chain-access-mcp'
+
+/** The file `npm pack` makes of the package at a version. */
+export const mcpTarballName = (version: string) => `${MCP_PACKAGE}-${version}.tgz`

@@ -17,6 +17,7 @@ import { serveZkConfig } from '../../srv/zk-config/index.ts'
 import { serveFrontEnds } from '../../srv/front-ends/index.ts'
 import { refuseToStartWithProductionProblems } from '../../srv/production-checks.ts'
 import { refuseDisabledChains } from '../../srv/chains/disabled-chains.ts'
+import { serveMcpPackage } from '../../srv/mcp-package/index.ts'
 
 /**
  * A request's way through the server, each step in the order it runs. Configuration is read from
@@ -39,8 +40,9 @@ export function installRequestPipeline() {
   installKeyLanes()
   // 3. Answers too large are refused (after the gateway, so its refund sees the refusal).
   onBootstrap(app => app.use(['/odata', '/api'], boundAnswerSize))
-  // 4. The routes that are no service: the prover keys and the front ends.
+  // 4. The routes that are no service: the prover keys, the MCP tool servers' package and the front ends.
   onBootstrap(app => app.use('/zk-config', serveZkConfig))
+  onBootstrap(app => app.use('/mcp', serveMcpPackage))
   onBootstrap(serveFrontEnds)
   // 5. CAP: authentication (cds.requires.auth), the OData adapter, then, as a request enters a
   //    service, its input and the grant's permission (srv/lib/service-entry.ts says why there).

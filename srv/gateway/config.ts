@@ -41,11 +41,18 @@ export interface GatewayConfig {
   /** Base URL shown with a new key: where to send it; also the domain and URI of the wallet sign-in message. */
   publicUrl: string
   /**
-   * How an MCP client gets the tool servers: an npm package spec for `npx --package` (once this
-   * package is published, or a tarball address). Unset, the configuration runs them from this
-   * installation (`npx --prefix <its folder>`), which suits development and self-hosting.
+   * How an MCP client gets the tool servers: an npm package spec for `npx --package` (a published
+   * package, or a tarball address elsewhere). Unset, the package this server serves at /mcp when it
+   * has been built (npm run build:mcp; see mcpTarball), else this installation (`npx --prefix <its
+   * folder>`), which suits a development checkout.
    */
   mcpPackage?: string
+  /**
+   * The configuration names the package served at /mcp when there is one (the default, as deployed).
+   * The development and test profiles turn it off and name the checkout: a tarball left by an
+   * earlier build must not stand in for the sources.
+   */
+  mcpTarball: boolean
 }
 
 /** The port this process listens on, once it does: with PORT=0 the system picks it. */
@@ -70,6 +77,7 @@ export function gatewayConfig(): GatewayConfig {
     authFailureWindowS: read.number('authFailureWindowS', 900),
     publicUrl: read.string('publicUrl', routeUrl() ?? `http://localhost:${listeningPort ?? (process.env.PORT || 4004)}`).replace(/\/+$/, ''),
     mcpPackage: read.optional('mcpPackage'),
+    mcpTarball: read.boolean('mcpTarball', true),
   }
 }
 

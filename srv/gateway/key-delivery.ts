@@ -1,5 +1,6 @@
 import cds from '@sap/cds'
 import { MCP_ENV, MCP_SERVERS } from '../../mcp/names.ts'
+import { mcpTarball } from '../mcp-package/index.ts'
 import { gatewayConfig } from './config.ts'
 
 /**
@@ -9,10 +10,17 @@ import { gatewayConfig } from './config.ts'
  * answer cannot be given again; a lost key is replaced by rotation.
  */
 
-/** How npx finds a tool server's bin: in the published package when one is configured, else in this installation, from any folder. */
-function npxArguments(bin: string): string[] {
-  const mcpPackage = gatewayConfig().mcpPackage
-  return mcpPackage ? ['-y', '--package', mcpPackage, bin] : ['--prefix', cds.root, bin]
+/**
+ * How npx finds a tool server's bin: in the package configured (GATEWAY_MCP_PACKAGE), else in the
+ * package this server serves (installed from its address, with everything it needs bundled), else,
+ * in a checkout that has not built it, in this installation, from any folder.
+ */
+function npxArguments(bin: string, baseUrl: string): string[] {
+  const { mcpPackage, mcpTarball: servesTarball } = gatewayConfig()
+  if (mcpPackage) return ['-y', '--package', mcpPackage, bin]
+  const tarball = servesTarball ? mcpTarball() : undefined
+  if (tarball) return ['-y', '--package', baseUrl + tarball.route, bin]
+  return ['--prefix', cds.root, bin]
 }
 
 interface KeyToDeliver {
@@ -28,7 +36,7 @@ interface KeyToDeliver {
 export function mcpConfiguration(key: string, baseUrl: string) {
   const env = { [MCP_ENV.key]: key, [MCP_ENV.url]: baseUrl }
   return {
-    mcpServers: Object.fromEntries(Object.entries(MCP_SERVERS).map(([name, bin]) => [name, { command: 'npx', args: npxArguments(bin), env }])),
+    mcpServers: Object.fromEntries(Object.entries(MCP_SERVERS).map(([name, bin]) => [name, { command: 'npx', args: npxArguments(bin, baseUrl), env }])),
   }
 }
 

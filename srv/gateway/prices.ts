@@ -23,7 +23,7 @@ export async function priceList() {
     rules: [
       'A GET of an entity set or entity costs entity-read; a forwarded action or function costs its class (read-action unless the service prices it as build, submit, signing-request, chainb-write, proof or analytics).',
       'Units are reserved before the call and refunded when the answer is an error (4xx or 5xx) or no answer comes within the timeout.',
-      'Free: $metadata, service documents, the chain-B verify lane, /zk-config, /me, /me/ledger, /me/rotate, /me/revoke, /prices, /health, and the key lanes (/keys and /topup cost their pack, paid in lovelace over x402).',
+      'Free: $metadata, service documents, the chain-B verify lane, /zk-config, /mcp (the MCP tool servers as an npm package), /me, /me/ledger, /me/rotate, /me/revoke, /prices, /health, and the key lanes (/keys and /topup cost their pack, paid in lovelace over x402).',
       'Packs are bought with POST /keys (a new key) or POST /topup (the calling key) over x402 version 2: the first call answers 402 with the payment requirements.',
     ],
   }

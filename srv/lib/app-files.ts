@@ -27,3 +27,15 @@ export const APP_FILES = {
 
 /** The absolute path of one of the app's own files. */
 export const appFile = (name: keyof typeof APP_FILES) => resolve(cds.root, APP_FILES[name])
+
+/**
+ * What a build step makes and the running server reads when it is there (it does without in a
+ * checkout that has not run the step): a deployed artefact must contain these.
+ */
+export const BUILT_FILES = {
+  /** The MCP tool servers' package, `chain-access-mcp-<version>.tgz` (npm run build:mcp), which /mcp serves. */
+  mcpPackage: 'gen/mcp',
+} as const
+
+/** The absolute path of one of the app's built files. */
+export const builtFile = (name: keyof typeof BUILT_FILES) => resolve(cds.root, BUILT_FILES[name])
