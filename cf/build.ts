@@ -11,7 +11,7 @@
 import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
-import { APP_FILES } from '../srv/lib/app-files.ts'
+import { APP_FILES, BUILT_FILES } from '../srv/lib/app-files.ts'
 
 const root = resolve(import.meta.dirname, '..')
 const srv = join(root, 'gen/srv')
@@ -39,6 +39,9 @@ function main() {
   copyModuleFiles()
   step('the files the server reads at run time (srv/lib/app-files.ts)')
   copyAppFiles()
+  step('the MCP tool servers\' package, which the service serves at /mcp (npm run build:mcp)')
+  run('npm', 'run', '-s', 'build:mcp')
+  copyBuiltFiles()
   step('package.json of gen/srv and gen/pg (production dependencies, engines)')
   writeServicePackage()
   writeDeployerPackage()
@@ -92,6 +95,14 @@ function copyAppFiles() {
     } else {
       throw new Error(`${name}: ${path} is missing`)
     }
+  }
+}
+
+/** The files made by a build step that the server serves (srv/lib/app-files.ts BUILT_FILES), without their staging folders. */
+function copyBuiltFiles() {
+  for (const [name, path] of Object.entries(BUILT_FILES)) {
+    cpSync(join(root, path), join(srv, path), { recursive: true, filter: source => !relative(join(root, path), source).startsWith('package') })
+    console.log(`${name}: ${path}`)
   }
 }
 

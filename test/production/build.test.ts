@@ -4,7 +4,8 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sta
 import { isBuiltin } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve, sep } from 'node:path'
-import { APP_FILES } from '../../srv/lib/app-files.ts'
+import { APP_FILES, BUILT_FILES } from '../../srv/lib/app-files.ts'
+import { mcpTarballName } from '../../mcp/names.ts'
 
 /**
  * The Cloud Foundry build as the MTA build tool runs it: each command of mta.yaml's build split
@@ -106,10 +107,17 @@ describe('gen/srv, the artefact', () => {
     expect(Object.keys(lock.packages).filter(path => /(^|\/)node_modules\/(jest|typescript|@cap-js\/sqlite)$/.test(path))).toEqual([])
   })
 
-  test('gen/pg/package.json names the engines too', () => {
+  test('gen/pg: the engines, the deployer that prints no password, and the seed rows it adds where missing', () => {
     const deployer = JSON.parse(readFileSync(join(project, 'gen', 'pg', 'package.json'), 'utf8'))
     expect(deployer.engines).toEqual(pkg.engines)
-    expect(deployer.scripts.start).toBe('cds-deploy')
+    expect(deployer.scripts.start).toBe('node db/deploy.js')
+    for (const path of ['db/deploy.js', 'db/init.js', 'db/csn.json']) expect(existsSync(join(project, 'gen', 'pg', path))).toBe(true)
+    expect(readdirSync(join(project, 'gen', 'pg', 'db', 'seed')).filter(file => file.endsWith('.csv')).length).toBeGreaterThan(0)
+  })
+
+  test.each(Object.entries(BUILT_FILES))('%s: %s is built into it, without its staging folder', (_name, path) => {
+    const built = readdirSync(join(out, path))
+    expect(built).toEqual([mcpTarballName(pkg.version)])
   })
 
   test('every implementation the cds configuration names is there', () => {
