@@ -20,7 +20,7 @@ async function main(args) {
   await cds.plugins
   const db = await cds.connect.to('db')
   const { host, hostname, port, database } = db.options?.credentials ?? {}
-  const target = `${db.options?.kind} ${host ?? hostname ?? ''}${port ? `:${port}` : ''}${database ? `/${database}` : ''}`
+  const target = `${db.options?.kind} ${host ?? hostname ?? ''}${port ? `:${port}` : ''}${database ? `/${database}` : ''}`.trim()
   const [mode, digest] = args
   if (mode === '--script') {
     console.error(`the migration script for ${target}, from its deployed model to this one; nothing is executed`)
