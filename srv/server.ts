@@ -14,6 +14,7 @@ import { isProduction } from './lib/settings.ts'
  */
 export default async function server(options: any) {
   allowAListenerForEveryBackgroundPart()
+  if (isProduction()) await checkTheDatabaseAnswers()
   await untilTheSchemaIsDeployed()
   await connectChainA()
   await connectChainB()
@@ -42,7 +43,6 @@ function prepareTheDatabaseWhenServed() {
   const events = cds as unknown as EventEmitter
   events.prependListener('served', () => createSecondaryIndexes())
   events.prependListener('served', () => deploySqliteFile(loaded))
-  if (isProduction()) events.prependListener('served', checkTheDatabaseAnswers)
 }
 
 /** The development wallet's routes, after the pipeline's, where the chain-A devnet is embedded. */

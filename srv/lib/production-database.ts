@@ -58,15 +58,15 @@ export function databaseAddress(): string {
 const FIRST_ANSWER_MS = 15_000
 
 /**
- * Once the services are served, in production on PostgreSQL: the database answers a first
- * statement, or the process ends with one line naming where it was looked for.
+ * First of all at a production start on PostgreSQL (before the schema is waited for): the database
+ * answers a first statement, or the process ends with one line naming where it was looked for.
  */
 export async function checkTheDatabaseAnswers(): Promise<void> {
-  if (dbOptions()?.kind !== 'postgres' || !cds.db) return
+  if (dbOptions()?.kind !== 'postgres') return
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${FIRST_ANSWER_MS / 1000} s`)), FIRST_ANSWER_MS)))
   try {
-    await Promise.race([cds.db.run('SELECT 1'), late])
+    await Promise.race([cds.connect.to('db').then(db => db.run('SELECT 1')), late])
   } catch (error) {
     const message = `The database does not answer (cds.requires.db, PostgreSQL at ${databaseAddress()}): ${(error as Error).message}`
     if (typeof (globalThis as { test?: unknown }).test === 'function') throw new Error(message, { cause: error })
