@@ -1,5 +1,5 @@
 /**
- * npm run build:cf
+ * npm run build:cf [-- --zk-keys <folder>]
  *
  * The Cloud Foundry build, in one command (mta.yaml runs it): gen/srv, the service, and gen/pg,
  * the PostgreSQL deployer, each complete and ready to push. gen/srv holds what production runs and
@@ -7,11 +7,15 @@
  * plugin and the MCP names compiled to JavaScript (tsconfig.build.json), the generated entity
  * proxies (@cds-models), the files the server reads at run time (srv/lib/app-files.ts: the portal,
  * the GraphQL schema, the circuits' keys), and a package.json with the production dependencies.
+ * The circuits' keys are zk/keys (the development keys, which production refuses unless told) or,
+ * with --zk-keys, the operator's keys from a ceremony, checked as a production start checks them.
  */
 import { spawnSync } from 'node:child_process'
+import { parseArgs } from 'node:util'
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { APP_FILES, BUILT_FILES } from '../srv/lib/app-files.ts'
+import { zkKeysToShip } from './zk-keys.ts'
 
 const root = resolve(import.meta.dirname, '..')
 const srv = join(root, 'gen/srv')
@@ -27,6 +31,8 @@ const NOT_IN_PRODUCTION = ['@cap-js/sqlite', '@modelcontextprotocol/sdk', 'zod',
 const DEVELOPMENT_ONLY = ['devnet', 'test', 'bench']
 
 function main() {
+  const { values: args } = parseArgs({ options: { 'zk-keys': { type: 'string' } } })
+  const zkKeys = zkKeysToShip(args['zk-keys'], join(root, APP_FILES.zkKeys))
   step('cds build --production (gen/srv: model and metadata; gen/pg: the deployer)')
   rmSync(join(root, 'gen'), { recursive: true, force: true })
   run('cds', 'build', '--production')
@@ -38,7 +44,7 @@ function main() {
   removeDevelopmentFiles()
   copyModuleFiles()
   step('the files the server reads at run time (srv/lib/app-files.ts)')
-  copyAppFiles()
+  copyAppFiles(zkKeys)
   step('the MCP tool servers\' package, which the service serves at /mcp (npm run build:mcp)')
   run('npm', 'run', '-s', 'build:mcp')
   copyBuiltFiles()
@@ -80,18 +86,19 @@ function copyModuleFiles() {
   for (const file of filesUnder(models)) if (file.endsWith('.js')) cpSync(file, join(srv, '@cds-models', relative(models, file)))
 }
 
-/** Each file the server reads: a module must have been compiled, anything else is copied (the keys only when they are there). */
-function copyAppFiles() {
+/** Each file the server reads: a module must have been compiled, anything else is copied (the keys from `zkKeys`, only when they are there). */
+function copyAppFiles(zkKeys: string) {
   for (const [name, path] of Object.entries(APP_FILES)) {
+    const source = name === 'zkKeys' ? zkKeys : join(root, path)
     if (path.endsWith('.ts')) {
       const compiled = path.replace(/\.ts$/, '.js')
       if (!existsSync(join(srv, compiled))) throw new Error(`${name}: ${compiled} was not compiled`)
       console.log(`${name}: ${compiled} (compiled)`)
-    } else if (existsSync(join(root, path))) {
-      cpSync(join(root, path), join(srv, path), { recursive: true })
-      console.log(`${name}: ${path}`)
+    } else if (existsSync(source)) {
+      cpSync(source, join(srv, path), { recursive: true, dereference: true })
+      console.log(`${name}: ${path}${source === join(root, path) ? '' : ` (from ${source})`}`)
     } else if (name === 'zkKeys') {
-      console.log(`${name}: ${path} is absent, so the artefact has no circuits' keys: make production keys with the ceremony (npm run ceremony; docs/security.md), or set cds.requires['chain-b'].zk.keys`)
+      console.log(`${name}: ${path} is absent, so the artefact has no circuits' keys: make production keys with the ceremony (npm run ceremony; docs/security.md) and build with --zk-keys <folder>`)
     } else {
       throw new Error(`${name}: ${path} is missing`)
     }

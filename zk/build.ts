@@ -18,7 +18,7 @@ const root = resolve(import.meta.dirname, '..')
 async function main(): Promise<boolean> {
   const { values: args } = parseArgs({ options: { keys: { type: 'string' }, production: { type: 'boolean' }, ptau: { type: 'string' } } })
   if (args.production || args.ptau !== undefined)
-    throw new CeremonyError('build:zk makes development keys only; production keys come from a ceremony with several parties: npm run ceremony -- init --ptau <published phase 1> --beacon-from <text>, then contribute, finalize and verify (docs/security.md, Ceremony)')
+    throw new CeremonyError('build:zk makes development keys only; production keys come from a ceremony with several parties: npm run ceremony -- init --ptau <published phase 1> --beacon-from <text>, then contribute, finalize and verify (docs/security.md, Ceremony); the production build ships them: npm run build:cf -- --zk-keys <the ceremony\'s keys folder> (docs/deployment.md)')
   const keys = resolve(args.keys ?? join(root, 'zk/keys'))
   const dir = join(root, 'zk/build/ceremony-development')
   const started = Date.now()

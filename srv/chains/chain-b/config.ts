@@ -249,13 +249,20 @@ export function zkConfig(options: ChainBOptions = chainBOptions()): ZkConfig {
  */
 export function checkZkKeys(config: ZkConfig, manifest: Pick<KeysManifest, 'development'> & Partial<KeysManifest>): void {
   if (!isProduction()) return
+  const problem = productionKeysProblem(config, manifest)
+  if (problem) throw new MissingSecretError(problem)
+}
+
+/** Why production would refuse these keys (checkZkKeys), whatever the profile: the build checks the keys it ships with it. */
+export function productionKeysProblem(config: ZkConfig, manifest: Pick<KeysManifest, 'development'> & Partial<KeysManifest>): string | undefined {
   if (manifest.development) {
-    if (config.allowDevelopmentKeys) return
-    throw new MissingSecretError(`Chain B's zero-knowledge keys in ${config.keysDir} are development keys; refusing to start in production. Set CHAIN_B_ZK_KEYS to the operator's keys (from a ceremony with several parties, verified: npm run ceremony -- verify), or CHAIN_B_ZK_ALLOW_DEVELOPMENT_KEYS=true.`)
+    if (config.allowDevelopmentKeys) return undefined
+    return `Chain B's zero-knowledge keys in ${config.keysDir} are development keys; refusing to start in production. Set CHAIN_B_ZK_KEYS to the operator's keys (from a ceremony with several parties, verified: npm run ceremony -- verify), or CHAIN_B_ZK_ALLOW_DEVELOPMENT_KEYS=true.`
   }
   const problem = ceremonyProblem(config.keysDir, { ceremony: '', circuits: {}, ...manifest })
   if (problem)
-    throw new MissingSecretError(`Chain B's zero-knowledge keys in ${config.keysDir} are not from a verified ceremony: ${problem}; refusing to start in production. Set CHAIN_B_ZK_KEYS to keys whose ceremony npm run ceremony -- verify --keys <folder> passed (docs/security.md, Ceremony).`)
+    return `Chain B's zero-knowledge keys in ${config.keysDir} are not from a verified ceremony: ${problem}; refusing to start in production. Set CHAIN_B_ZK_KEYS to keys whose ceremony npm run ceremony -- verify --keys <folder> passed (docs/security.md, Ceremony).`
+  return undefined
 }
 
 function developmentSecrets(): ChainBSecrets {
