@@ -158,7 +158,10 @@ function writeDeployerPackage() {
   const file = join(pg, 'package.json')
   const pkg = JSON.parse(readFileSync(file, 'utf8'))
   writeFileSync(file, `${JSON.stringify({ engines: ENGINES, ...pkg, scripts: { ...pkg.scripts, start: 'node db/deploy.js' } }, null, 2)}\n`)
-  console.log('gen/pg/package.json: engines', ENGINES.node, '; start: node db/deploy.js (the schema, then the missing seed rows)')
+  // Its lock, made from the root's as the service's is, so that npm ci installs the versions tested.
+  cpSync(join(root, 'package-lock.json'), join(pg, 'package-lock.json'))
+  run('npm', 'install', '--package-lock-only', '--offline', '--no-audit', '--no-fund', '--prefix', pg)
+  console.log('gen/pg/package.json: engines', ENGINES.node, '; start: node db/deploy.js (the schema, then the missing seed rows); its package-lock.json')
 }
 
 function filesUnder(folder: string): string[] {

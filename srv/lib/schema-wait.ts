@@ -15,8 +15,17 @@ const RETRY_MS = Number(process.env.CDS_SCHEMA_WAIT_RETRY_MS) || 5000
  */
 export async function untilTheSchemaIsDeployed(retryMs = RETRY_MS): Promise<void> {
   if ((cds.env.requires as any).db?.kind !== 'postgres' || profiles().includes('test')) return
-  const db = await cds.connect.to('db')
-  const expected = tablesOf(cds.linked(await cds.load('*')) as any)
+  // A connection of its own: cds.connect.to('db') made now, before the model is loaded, would be
+  // the one CAP serves with, and a database service without the model cannot resolve its queries.
+  const db = await cds.connect.to('db', { ...(cds.env.requires as any).db })
+  try {
+    await untilTheTablesAreThere(db, tablesOf(cds.linked(await cds.load('*')) as any), retryMs)
+  } finally {
+    await (db as { disconnect?: () => Promise<void> }).disconnect?.()
+  }
+}
+
+async function untilTheTablesAreThere(db: cds.Service, expected: string[], retryMs: number): Promise<void> {
   let waited = false
   for (;;) {
     const missing = await missingTables(db, expected)

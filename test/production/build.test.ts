@@ -107,11 +107,13 @@ describe('gen/srv, the artefact', () => {
     expect(Object.keys(lock.packages).filter(path => /(^|\/)node_modules\/(jest|typescript|@cap-js\/sqlite)$/.test(path))).toEqual([])
   })
 
-  test('gen/pg: the engines, the deployer that prints no password, and the seed rows it adds where missing', () => {
+  test('gen/pg: the engines, its lock, the deployer that prints no password, and the seed rows it adds where missing', () => {
     const deployer = JSON.parse(readFileSync(join(project, 'gen', 'pg', 'package.json'), 'utf8'))
     expect(deployer.engines).toEqual(pkg.engines)
     expect(deployer.scripts.start).toBe('node db/deploy.js')
     for (const path of ['db/deploy.js', 'db/init.js', 'db/csn.json']) expect(existsSync(join(project, 'gen', 'pg', path))).toBe(true)
+    const lock = JSON.parse(readFileSync(join(project, 'gen', 'pg', 'package-lock.json'), 'utf8'))
+    expect(lock.packages[''].dependencies).toEqual(deployer.dependencies)
     expect(readdirSync(join(project, 'gen', 'pg', 'db', 'seed')).filter(file => file.endsWith('.csv')).length).toBeGreaterThan(0)
   })
 
