@@ -66,7 +66,7 @@ export async function checkTheDatabaseAnswers(): Promise<void> {
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${FIRST_ANSWER_MS / 1000} s`)), FIRST_ANSWER_MS)))
   try {
-    await Promise.race([cds.connect.to('db').then(db => db.run('SELECT 1')), late])
+    await Promise.race([firstAnswer(), late])
   } catch (error) {
     const message = `The database does not answer (cds.requires.db, PostgreSQL at ${databaseAddress()}): ${(error as Error).message}`
     if (typeof (globalThis as { test?: unknown }).test === 'function') throw new Error(message, { cause: error })
@@ -74,5 +74,18 @@ export async function checkTheDatabaseAnswers(): Promise<void> {
     process.exit(1)
   } finally {
     clearTimeout(timer)
+  }
+}
+
+/**
+ * SELECT 1 on a connection of its own: cds.connect.to('db') made before the model is loaded would
+ * be the one CAP serves with, and a database service without the model cannot resolve its queries.
+ */
+async function firstAnswer(): Promise<void> {
+  const db = await cds.connect.to('db', { ...dbOptions() })
+  try {
+    await db.run('SELECT 1')
+  } finally {
+    await (db as { disconnect?: () => Promise<void> }).disconnect?.()
   }
 }
