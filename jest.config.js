@@ -1,5 +1,7 @@
 const { testsWithoutTheirPackages } = require('./test/setup/system-packages.js')
 
+const onPostgresRun = (process.env.CDS_ENV ?? '').split(',').map(profile => profile.trim()).includes('pg')
+
 /** jest runs TypeScript through ts-jest, compiled to CommonJS (the sources are ESM at runtime). */
 module.exports = {
   testEnvironment: 'node',
@@ -14,7 +16,9 @@ module.exports = {
   },
   moduleNameMapper: { '^#cds-models/(.*)$': '<rootDir>/@cds-models/$1' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', ...testsWithoutTheirPackages()],
+  // test/postgres/ uses a PostgreSQL server of its own whatever the profile: it runs in the SQLite
+  // run only (CI runs the suite on both), not twice.
+  testPathIgnorePatterns: ['/node_modules/', ...testsWithoutTheirPackages(), ...(onPostgresRun ? ['/test/postgres/'] : [])],
   // The Cloud Foundry build's output (npm run build:cf) repeats the packages' names.
   modulePathIgnorePatterns: ['<rootDir>/gen/'],
   testTimeout: 60000,

@@ -21,6 +21,12 @@ const SYSTEM_PACKAGES = [
     installed: () => onPath('ip') && onPath('unshare') && spawnSync('unshare', ['-Urn', 'ip', 'link', 'set', 'lo', 'up']).status === 0,
   },
   {
+    debian: 'postgresql',
+    tests: 'the tests that need a PostgreSQL server of their own (test/postgres/: schema deploys, schema changes, the production deployment)',
+    testPathPattern: '/test/postgres/',
+    installed: () => spawnSync('pg_isready', ['-h', '127.0.0.1', '-p', '5432', '-q']).status === 0,
+  },
+  {
     debian: 'chromium',
     tests: 'the browser tests',
     testPathPattern: '/test/browser/',

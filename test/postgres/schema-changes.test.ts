@@ -2,7 +2,7 @@ import cds from '@sap/cds'
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { administer, onPostgres, quoted } from '../setup/postgres.ts'
+import { administer, quoted } from '../setup/postgres.ts'
 
 /**
  * Changing the schema of a deployed database (docs/schema-changes.md), on PostgreSQL as the
@@ -16,19 +16,16 @@ const ROOT = join(__dirname, '..', '..')
 const database = `cag_mig_${process.pid}_${Date.now().toString(36)}`
 const credentials = { host: '127.0.0.1', port: 5432, user: 'postgres', database }
 const run = promisify(execFile)
-const postgresOnly = onPostgres() ? test : test.skip
 // Two CAP APIs its types leave out: compiling sources given as strings, and cds.deploy.
 const capi = cds as unknown as { compile(sources: Record<string, string>): any, deploy(model: any): { to(db: any): Promise<any> } }
 
 let db: any
 
 beforeAll(async () => {
-  if (!onPostgres()) return
   await administer(`CREATE DATABASE ${quoted(database)}`)
   db = await cds.connect.to('schema-changes', { kind: 'postgres', impl: '@cap-js/postgres', credentials, schema_evolution: 'auto' } as any)
 })
 afterAll(async () => {
-  if (!onPostgres()) return
   await db?.disconnect?.()
   await administer(`DROP DATABASE IF EXISTS ${quoted(database)} WITH (FORCE)`)
 })
@@ -62,7 +59,7 @@ async function modelWithNote() {
   return Object.assign(cds.minify(extended), { $sources: base.$sources })
 }
 
-postgresOnly('the first deploy creates the schema and records its model; an operator row is added', async () => {
+test('the first deploy creates the schema and records its model; an operator row is added', async () => {
   const { code, stdout } = await deployer()
   expect(code).toBe(0)
   expect(stdout).toMatch(/successfully deployed/)
@@ -71,7 +68,7 @@ postgresOnly('the first deploy creates the schema and records its model; an oper
   expect(JSON.parse(await deployedModel()).definitions['gateway.Prices']).toBeDefined()
 }, 120_000)
 
-postgresOnly('additive: a release adding an element adds the column; every row keeps its data', async () => {
+test('additive: a release adding an element adds the column; every row keeps its data', async () => {
   const seeded = await seededPrices()
   await capi.deploy(await modelWithNote()).to(db)
 
@@ -82,7 +79,7 @@ postgresOnly('additive: a release adding an element adds the column; every row k
   await db.run('UPDATE gateway_Prices SET note = \'to be dropped\' WHERE routeClass = \'operator-own\'')
 }, 120_000)
 
-postgresOnly('destructive: the plain deploy of a model without the element refuses and changes nothing', async () => {
+test('destructive: the plain deploy of a model without the element refuses and changes nothing', async () => {
   const before = await deployedModel()
   const { code, stderr } = await deployer()
 
@@ -94,7 +91,7 @@ postgresOnly('destructive: the plain deploy of a model without the element refus
   expect(await deployedModel()).toBe(before)
 }, 120_000)
 
-postgresOnly('destructive: --script shows the lossy statement and its digest, and executes nothing', async () => {
+test('destructive: --script shows the lossy statement and its digest, and executes nothing', async () => {
   const before = await deployedModel()
   const { code, stdout } = await deployer('--script')
 
@@ -106,7 +103,7 @@ postgresOnly('destructive: --script shows the lossy statement and its digest, an
   expect(await deployedModel()).toBe(before)
 }, 120_000)
 
-postgresOnly('destructive: --apply with another digest applies nothing', async () => {
+test('destructive: --apply with another digest applies nothing', async () => {
   const before = await deployedModel()
   const { code, stderr } = await deployer('--apply', '0123456789abcdef')
 
@@ -116,7 +113,7 @@ postgresOnly('destructive: --apply with another digest applies nothing', async (
   expect(await deployedModel()).toBe(before)
 }, 120_000)
 
-postgresOnly('destructive: --apply with the reviewed digest drops the column, keeps the other data and records the model', async () => {
+test('destructive: --apply with the reviewed digest drops the column, keeps the other data and records the model', async () => {
   const seeded = await seededPrices()
   const digest = /-- digest ([0-9a-f]{16})/.exec((await deployer('--script')).stdout)![1]
   const { code, stdout } = await deployer('--apply', digest)
@@ -130,7 +127,7 @@ postgresOnly('destructive: --apply with the reviewed digest drops the column, ke
   expect(JSON.parse(await deployedModel()).definitions['gateway.Prices'].elements.note).toBeUndefined()
 }, 120_000)
 
-postgresOnly('after the migration the plain deploy passes again and finds nothing to change', async () => {
+test('after the migration the plain deploy passes again and finds nothing to change', async () => {
   const deploy = await deployer()
   expect(deploy.code).toBe(0)
   expect(deploy.stdout).toMatch(/successfully deployed/)

@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { administer, onPostgres, quoted } from '../setup/postgres.ts'
+import { administer, quoted } from '../setup/postgres.ts'
 
 /**
  * A server on PostgreSQL whose database has no schema yet (a first deploy, the deployer task still
@@ -22,7 +22,7 @@ let server: ChildProcess | undefined
 let output = ''
 
 beforeAll(async () => {
-  if (onPostgres()) await administer(`CREATE DATABASE ${quoted(database)}`)
+  await administer(`CREATE DATABASE ${quoted(database)}`)
 })
 afterAll(async () => {
   if (server?.pid && server.exitCode === null) {
@@ -30,7 +30,7 @@ afterAll(async () => {
     process.kill(-server.pid, 'SIGTERM')
     await exited
   }
-  if (onPostgres()) await administer(`DROP DATABASE IF EXISTS ${quoted(database)} WITH (FORCE)`)
+  await administer(`DROP DATABASE IF EXISTS ${quoted(database)} WITH (FORCE)`)
 })
 
 async function until(what: string, probe: () => boolean, timeoutMs = 60_000) {
@@ -42,9 +42,8 @@ async function until(what: string, probe: () => boolean, timeoutMs = 60_000) {
   }
 }
 
-const postgresOnly = onPostgres() ? test : test.skip
 
-postgresOnly('the server waits for the schema with one clear line, then serves once it is deployed', async () => {
+test('the server waits for the schema with one clear line, then serves once it is deployed', async () => {
   server = spawn(join(ROOT, 'node_modules', '.bin', 'cds-serve'), [], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   server.stdout!.on('data', chunk => (output += chunk))
   server.stderr!.on('data', chunk => (output += chunk))
