@@ -35,7 +35,8 @@ function main() {
   const zkKeys = zkKeysToShip(args['zk-keys'], join(root, APP_FILES.zkKeys))
   step('cds build --production (gen/srv: model and metadata; gen/pg: the deployer)')
   rmSync(join(root, 'gen'), { recursive: true, force: true })
-  run('cds', 'build', '--production')
+  // cds build refreshes gen/srv's lock with npm; offline, from the cache npm ci filled (the lock is written anew below).
+  run('cds', 'build', '--production', { npm_config_offline: 'true' })
   step('cds-typer (@cds-models, the entity proxies)')
   run('npm', 'run', '-s', 'typer')
   step('tsc -p tsconfig.build.json (services, request pipeline, MCP names)')
@@ -59,11 +60,13 @@ function step(text: string) {
   console.log(`\n== ${text}`)
 }
 
-/** Runs a tool of this project (node_modules/.bin) or npm, in the project root, without a shell. */
-function run(tool: string, ...args: string[]) {
+/** Runs a tool of this project (node_modules/.bin) or npm, in the project root, without a shell; the last argument may add to the environment. */
+function run(tool: string, ...args: (string | NodeJS.ProcessEnv)[]) {
+  const env = typeof args.at(-1) === 'object' ? (args.pop() as NodeJS.ProcessEnv) : {}
+  const words = args as string[]
   const local = join(root, 'node_modules/.bin', tool)
-  const result = spawnSync(existsSync(local) ? local : tool, args, { cwd: root, stdio: 'inherit' })
-  if (result.status !== 0) throw new Error(`${tool} ${args.join(' ')} failed (${result.error?.message ?? `exit ${result.status}`})`)
+  const result = spawnSync(existsSync(local) ? local : tool, words, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } })
+  if (result.status !== 0) throw new Error(`${tool} ${words.join(' ')} failed (${result.error?.message ?? `exit ${result.status}`})`)
 }
 
 /** cds build copies the TypeScript sources and the root's test set-up; tsc has put their JavaScript beside them. */

@@ -1,16 +1,15 @@
 import cds from '@sap/cds'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { execFile, execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { runningDevnet } from '../support/chain-a.ts'
 import { balanceOf, issueTestKey, ledgerOf, rawRequest } from '../support/gateway.ts'
 import { answerOf, type ServerConfiguration } from '../support/mcp.ts'
+import { connectAsPrinted, nodesUnder, SYSTEM_NODE, systemNodeVersion } from '../support/mcp-package.ts'
 
 /**
  * The tool servers as a customer gets them: `npm run build:mcp` packs them, the gateway serves the
@@ -27,36 +26,8 @@ const ROOT = join(__dirname, '..', '..')
 const VERSION: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version
 const TARBALL = join(ROOT, 'gen', 'mcp', `chain-access-mcp-${VERSION}.tgz`)
 
-/** Debian's Node and npx (nodejs, npm), another Node than the one the server runs on. */
-const SYSTEM_NODE = '/usr/bin/node'
-const SYSTEM_NPX = '/usr/bin/npx'
-const systemNodeVersion = existsSync(SYSTEM_NODE) && existsSync(SYSTEM_NPX) ? execFileSync(SYSTEM_NODE, ['--version'], { encoding: 'utf8' }).trim() : undefined
-if (!systemNodeVersion) {
-  if (process.env.REQUIRE_SYSTEM_PACKAGES === '1') throw new Error(`REQUIRE_SYSTEM_PACKAGES=1 but ${SYSTEM_NODE} or ${SYSTEM_NPX} is missing (apt-get install nodejs npm)`)
-  process.stderr.write(`skipping the packed tool servers on the system's Node: install Debian's nodejs and npm (apt-get install nodejs npm) to run it\n`)
-}
-const onSystemNode = systemNodeVersion ? test : test.skip
-
-/** The executables of the Node processes in the tree of `pid` (Linux: /proc). */
-function nodesUnder(pid: number): string[] {
-  const parents = new Map<number, number>()
-  for (const entry of readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
-    } catch { /* ended meanwhile */ }
-  }
-  const tree = [pid]
-  for (let i = 0; i < tree.length; i++) for (const [child, parent] of parents) if (parent === tree[i]) tree.push(child)
-  return tree.flatMap(each => {
-    try {
-      const exe = readlinkSync(`/proc/${each}/exe`)
-      return /\/node[^/]*$/.test(exe) ? [exe] : []
-    } catch {
-      return []
-    }
-  })
-}
+const systemNode = systemNodeVersion('the packed tool servers')
+const onSystemNode = systemNode ? test : test.skip
 
 const gatewayOptions = () => cds.env.requires.gateway as Record<string, unknown>
 const folders: string[] = []
@@ -156,34 +127,14 @@ test('a write under /mcp is refused 405 by the gateway, charged 0', async () => 
   expect(response.headers.get('x-access-units-charged')).toBe('0')
 })
 
-onSystemNode(`run exactly as printed from an empty folder on the system's Node (${systemNodeVersion}), no registry reachable: tools listed, a read answered through the gateway with the key`, async () => {
-  expect(systemNodeVersion).not.toBe(process.version)
+onSystemNode(`run exactly as printed from an empty folder on the system's Node (${systemNode}), no registry reachable: tools listed, a read answered through the gateway with the key`, async () => {
+  expect(systemNode).not.toBe(process.version)
   const { id, servers } = await deliveredConfiguration()
   const printed = servers['chain-a']
   const cwd = freshFolder('client')
-  const transport = new StdioClientTransport({
-    command: printed.command,
-    args: printed.args,
-    env: {
-      ...getDefaultEnvironment(),
-      ...printed.env,
-      PATH: `/usr/bin:${process.env.PATH}`,
-      npm_config_registry: 'http://127.0.0.1:9',
-      npm_config_cache: freshFolder('npm-cache'),
-      npm_config_update_notifier: 'false',
-      npm_config_fund: 'false',
-      npm_config_audit: 'false',
-    },
-    cwd,
-    stderr: 'pipe',
-  })
-  let stderr = ''
-  transport.stderr?.on('data', chunk => { stderr += chunk })
-  const client = new Client({ name: 'chain-access-package-test', version: '1.0.0' })
+  const { client, transport, stderr } = await connectAsPrinted(printed, cwd, freshFolder('npm-cache'))
   try {
-    // npx installs the package before the server can answer initialize.
-    await client.connect(transport, { timeout: 150_000 })
-    expect(stderr).toMatch(/chain-access-chain-a .* on stdio: .*, key cag_/)
+    expect(stderr()).toMatch(/chain-access-chain-a .* on stdio: .*, key cag_/)
     expect(readdirSync(cwd)).toEqual([])
 
     const { tools } = await client.listTools()
@@ -199,7 +150,7 @@ onSystemNode(`run exactly as printed from an empty folder on the system's Node (
     // npx and the server it started run on the system's Node.
     if (existsSync('/proc/self/stat')) expect(new Set(nodesUnder(transport.pid!))).toEqual(new Set([realpathSync(SYSTEM_NODE)]))
   } catch (error) {
-    throw new Error(`${(error as Error).message}\nthe server's stderr:\n${stderr}`, { cause: error })
+    throw new Error(`${(error as Error).message}\nthe server's stderr:\n${stderr()}`, { cause: error })
   } finally {
     await client.close()
   }

@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { homedir, tmpdir } from 'node:os'
@@ -8,6 +8,9 @@ import { delimiter, dirname, join, resolve, sep } from 'node:path'
 import { administer, quoted } from '../setup/postgres.ts'
 import { startServer, stopAndWait, type RunningServer } from '../support/server.ts'
 import { selfSignedCertificate } from '../support/tls-certificate.ts'
+import { answerOf, type ServerConfiguration } from '../support/mcp.ts'
+import { connectAsPrinted, nodesUnder, SYSTEM_NODE, systemNodeVersion } from '../support/mcp-package.ts'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 
 /**
  * The deployment, on this machine, as mta.yaml and Cloud Foundry do it: the artefact built
@@ -90,6 +93,8 @@ const servers: RunningServer[] = []
 const outputs: Record<string, string> = {}
 const projectNode: NodeRuntime = { version: process.version.slice(1), bin: dirname(process.execPath) }
 let lowestNode: NodeRuntime | undefined
+/** The customer's Node for the printed MCP configuration: the system's, another version than the project's. */
+const systemNode = systemNodeVersion('the printed MCP configuration against the artefact')
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'cag-deployment-'))
@@ -250,7 +255,7 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
 /** The hosted deployment on one Node version: deploy, start, the first key, a metered call; what it loaded. */
 function hostedDeployment(node: () => NodeRuntime | undefined, label: string) {
-  const state: { key?: string; modules?: string; cli?: string; server?: string } = {}
+  const state: { key?: string; modules?: string; cli?: string; server?: string; mcpServers?: Record<string, ServerConfiguration> } = {}
 
   beforeAll(async () => {
     const runtime = node()
@@ -260,10 +265,14 @@ function hostedDeployment(node: () => NodeRuntime | undefined, label: string) {
     const { server, modules } = await startArtefact(`hosted ${label}`, env)
     state.modules = modules
     state.server = server.url
-    const cli = await mustRun(join(runtime.bin, 'node'), ['srv/cli.js', 'keys', 'issue', '--units', String(ISSUED_UNITS), '--label', 'first key'], { cwd: join(artefact, 'srv'), env })
+    // The address printed with the key is this instance's (on Cloud Foundry, its route).
+    const cli = await mustRun(join(runtime.bin, 'node'), ['srv/cli.js', 'keys', 'issue', '--units', String(ISSUED_UNITS), '--label', 'first key'], {
+      cwd: join(artefact, 'srv'), env: { ...env, GATEWAY_PUBLIC_URL: server.url },
+    })
     state.cli = cli
     outputs[`operator command on Node ${runtime.version}`] = cli
     state.key = /\b(cag_[A-Za-z0-9_-]{40,})/.exec(cli)?.[1]
+    state.mcpServers = JSON.parse(cli.slice(cli.indexOf('{', cli.indexOf('MCP client configuration')))).mcpServers
   }, 600_000)
 
   return {
@@ -316,6 +325,28 @@ describe.each([
     if (!present()) return
     await deployment.metered()
   })
+
+  // The tool servers on a customer's machine: once, with the artefact on the project's Node.
+  if (label === 'highest') test("the MCP configuration printed with the key runs from an empty folder on the customer's Node, fetching only the artefact's package", async () => {
+    const printed = deployment.state.mcpServers!['chain-a']
+    expect(printed.args).toEqual(['-y', '--package', expect.stringMatching(new RegExp(`^${deployment.state.server}/mcp/[0-9a-f]{16}/chain-access-mcp-[0-9.]+\\.tgz$`)), 'cag-mcp-chain-a'])
+    if (!systemNode) return
+    const cwd = mkdtempSync(join(work, 'mcp-client-'))
+    const { client, transport, stderr } = await connectAsPrinted(printed, cwd, mkdtempSync(join(work, 'npm-cache-')))
+    try {
+      expect(readdirSync(cwd)).toEqual([])
+      const { tools } = await client.listTools()
+      expect(tools.map(tool => tool.name)).toEqual(expect.arrayContaining(['query_entity', 'get_utxos', 'analytics_overview']))
+      const blocks = answerOf(await client.callTool({ name: 'query_entity', arguments: { entity: 'Blocks', top: 1 } }) as CallToolResult)
+      expect(blocks).toMatchObject({ entity: 'Blocks', rows: [expect.objectContaining({ hash: expect.any(String) })] })
+      expect(blocks.units.charged).toBeGreaterThan(0)
+      if (existsSync('/proc/self/stat')) expect(new Set(nodesUnder(transport.pid!))).toEqual(new Set([realpathSync(SYSTEM_NODE)]))
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\nthe server's stderr:\n${stderr()}`, { cause: error })
+    } finally {
+      await client.close()
+    }
+  }, 300_000)
 
   test('no devnet module is loaded, nor anything from outside the artefact', async () => {
     if (!present()) return
