@@ -253,6 +253,22 @@ async function call(url: string, method: 'GET' | 'POST', headers: Record<string,
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
+/** The JSON object that starts at `start` in a text (what follows it, a warning of Node's say, is not part of it). */
+function jsonObjectAt(text: string, start: number): any {
+  let depth = 0
+  let inString = false
+  for (let i = start; i < text.length; i++) {
+    const char = text[i]
+    if (inString) {
+      if (char === '\\') i++
+      else if (char === '"') inString = false
+    } else if (char === '"') inString = true
+    else if (char === '{') depth++
+    else if (char === '}' && --depth === 0) return JSON.parse(text.slice(start, i + 1))
+  }
+  throw new Error(`no JSON object at ${start} in:\n${text}`)
+}
+
 /** The hosted deployment on one Node version: deploy, start, the first key, a metered call; what it loaded. */
 function hostedDeployment(node: () => NodeRuntime | undefined, label: string) {
   const state: { key?: string; modules?: string; cli?: string; server?: string; mcpServers?: Record<string, ServerConfiguration> } = {}
@@ -272,7 +288,7 @@ function hostedDeployment(node: () => NodeRuntime | undefined, label: string) {
     state.cli = cli
     outputs[`operator command on Node ${runtime.version}`] = cli
     state.key = /\b(cag_[A-Za-z0-9_-]{40,})/.exec(cli)?.[1]
-    state.mcpServers = JSON.parse(cli.slice(cli.indexOf('{', cli.indexOf('MCP client configuration')))).mcpServers
+    state.mcpServers = jsonObjectAt(cli, cli.indexOf('{', cli.indexOf('MCP client configuration'))).mcpServers
   }, 600_000)
 
   return {
