@@ -103,3 +103,28 @@ entity LedgerEntries {
       createdAt  : Timestamp not null;
       resolvedAt : Timestamp;
 }
+
+/**
+ * Failed attempts of one subject (a client address, a key) against one limit (the key check, the
+ * wallet sign-in, the vouchers) in a fixed window, counted by every instance alike: one upsert per
+ * failure, so N instances allow as many failures as one (srv/gateway/failure-windows.ts).
+ */
+@db.indexes: ['windowEnds']
+entity FailedAttempts {
+  key scope      : String(20);
+  key subject    : String(100);
+      failures   : Integer not null default 0;
+      /** When the window ends, in milliseconds since 1970: the failures count from 0 again after it. */
+      windowEnds : Integer64 not null;
+}
+
+/**
+ * The instances serving now, each refreshing its row every few seconds: the token buckets give
+ * each instance its share of a limit by their number (srv/gateway/instances.ts).
+ */
+entity LiveInstances {
+  key ID        : String(100);
+      startedAt : Timestamp not null;
+      /** The last heartbeat, in milliseconds since 1970. */
+      seenAt    : Integer64 not null;
+}

@@ -36,7 +36,7 @@ export class Gateway {
   private readonly metering: Metering
 
   constructor(config: GatewayConfig) {
-    this.keys = new KeyCheck(new FailureWindow(config.authFailures, config.authFailureWindowS))
+    this.keys = new KeyCheck(new FailureWindow('key', config.authFailures, config.authFailureWindowS))
     this.rates = new KeyRates(config)
     this.inFlight = new CallsInFlight(config.maxCallsInFlight)
     this.metering = new Metering(config)
@@ -84,7 +84,7 @@ export class Gateway {
     }
     const body = req.method === 'POST' ? await readJsonBody(req, OWN_BODY_LIMIT) : { ok: true as const, value: undefined }
     if (!body.ok) return send(res, refusal(body.status, body.code, body.message))
-    const call = { query, body: body.value, headers: req.headers, client: clientOf(req.socket) }
+    const call = { query, body: body.value, headers: req.headers, client: clientOf(req) }
     if (route.access === 'public') return send(res, await answerOf(() => route.answer!(call)))
     if (route.access === 'key-optional' && !presentsKey(req)) return send(res, await answerOf(() => route.answer(call)))
 

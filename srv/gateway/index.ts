@@ -3,12 +3,16 @@ import type { Application } from 'express'
 import { gatewayConfig } from './config.ts'
 import { Gateway } from './gateway.ts'
 import { refundLater } from './ledger.ts'
+import { startHeartbeat } from './instances.ts'
+import { proxyTrust } from '../lib/client-address.ts'
 
 /**
  * Puts the hosted gateway in front of every route when it is enabled (development and the hosted
  * deployment; not self-hosted). The products check grant principals in every profile (grant-policy.ts).
  */
 export function installGateway(): Gateway | undefined {
+  proxyTrust() // a malformed trusted-proxy setting stops the start
+  shareLimitsAcrossInstances()
   const config = gatewayConfig()
   if (!config.enabled) return undefined
   const gateway = new Gateway(config)
@@ -22,6 +26,16 @@ export function installGateway(): Gateway | undefined {
   cds.on('served', services => refundFailedWork(Object.values(services)))
   cds.on('shutdown', () => gateway.stop())
   return gateway
+}
+
+/**
+ * The limits every instance enforces (the gateway's, the key lanes', the verify lane's, which is
+ * served self-hosted too) are shared by the instances serving: each one counts them from its start.
+ */
+function shareLimitsAcrossInstances() {
+  let heartbeat: Promise<{ stop(): Promise<void> }> | undefined
+  cds.on('served', () => (heartbeat = startHeartbeat()))
+  cds.on('shutdown', async () => (await heartbeat)?.stop())
 }
 
 /** What a service says when a job it accepted failed for a reason that was not the caller's. */

@@ -40,13 +40,11 @@ export class KeyCheck {
   async check(req: IncomingMessage, { fresh = false } = {}): Promise<KeyCheckResult> {
     const presented = await this.presented(req, fresh)
     if (presented.ok) return presented
-    const address = clientOf(req.socket)
-    const blockedFor = this.failures.blocked(address)
+    const blockedFor = await this.failures.fail(clientOf(req))
     if (blockedFor) {
       const message = `Too many calls with a missing or invalid key from this address; retry after ${blockedFor} s`
       return { ok: false, answer: refusal(429, 'TOO_MANY_FAILED_ATTEMPTS', message, {}, { 'Retry-After': blockedFor }) }
     }
-    this.failures.record(address)
     return presented
   }
 

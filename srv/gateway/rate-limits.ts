@@ -1,13 +1,11 @@
-import { LRUCache } from 'lru-cache'
-import { DEFAULT_CAPACITY, TokenBuckets } from '../lib/token-buckets.ts'
+import { TokenBuckets } from '../lib/token-buckets.ts'
 import type { KeyRecord } from './accounts.ts'
 import { refusal, withUnitsLeft, type Answer } from './answers.ts'
 
 /**
- * In-memory limits, per gateway instance (several instances each apply them; balances are exact
- * across instances, rate limits are per instance). Both are bounded LRU maps with expiry: when
- * full, the least recently seen entries go, never all of them, so cycling through many keys or
- * addresses cannot wipe anyone else's limit.
+ * The gateway's limits. Rate limits are token buckets in memory, each instance enforcing its share
+ * of a limit (srv/lib/token-buckets.ts, instances.ts); failed attempts are counted in the database
+ * (failure-windows.ts); calls in flight are counted per instance.
  */
 
 /** A token bucket per key (srv/lib/token-buckets.ts). */
@@ -31,38 +29,8 @@ export class KeyRates {
   }
 }
 
-/**
- * Failed authentications per client address in a fixed window. Only failing attempts are counted
- * and refused: a request with a valid key is never asked, so a client behind the same address
- * (one NAT, one router, one machine) is never locked out by someone else's mistakes.
- */
-export class FailureWindow {
-  private readonly windows: LRUCache<string, { failures: number; until: number }>
-  private readonly limit: number
-  private readonly windowMs: number
-
-  constructor(limit: number, windowSeconds: number, capacity = DEFAULT_CAPACITY) {
-    this.limit = limit
-    this.windowMs = windowSeconds * 1000
-    this.windows = new LRUCache({ max: capacity, ttl: this.windowMs })
-  }
-
-  /** Seconds until the address may fail again, when it has failed too often. */
-  blocked(address: string, now = Date.now()): number | undefined {
-    const window = this.windows.get(address)
-    if (!window || window.until <= now || window.failures < this.limit) return undefined
-    return Math.ceil((window.until - now) / 1000)
-  }
-
-  record(address: string, now = Date.now()) {
-    let window = this.windows.get(address)
-    if (!window || window.until <= now) {
-      window = { failures: 0, until: now + this.windowMs }
-      this.windows.set(address, window)
-    }
-    window.failures++
-  }
-}
+/** Failed attempts per subject, counted across instances (failure-windows.ts). */
+export { FailureWindow } from './failure-windows.ts'
 
 /**
  * Calls each key has in flight in this instance, at most `limit`: one key's slow or heavy calls can

@@ -94,8 +94,8 @@ export async function revokeVoucher(id: string): Promise<boolean> {
 const notRedeemable = () => refusal(404, 'VOUCHER_NOT_REDEEMABLE', 'This code is unknown, used up or expired')
 
 let failureWindow: FailureWindow | undefined
-/** Failed attempts per key, or per client address when no key is presented; one per process, bounded. */
-const failures = () => (failureWindow ??= new FailureWindow(laneConfig().voucherFailures, laneConfig().voucherFailureWindowS))
+/** Failed attempts per key, or per client address when no key is presented; counted across instances. */
+const failures = () => (failureWindow ??= new FailureWindow('voucher', laneConfig().voucherFailures, laneConfig().voucherFailureWindowS))
 
 /** A code used up this recently was valid moments ago: whoever finds it used up lost a race for its last use. */
 const LOST_RACE_WINDOW_MS = 60_000
@@ -119,12 +119,11 @@ export async function redeemVoucher(call: MaybeKeyedCall): Promise<Answer> {
 }
 
 /** A real failure: counted, and answered 429 instead once the caller has failed too often. */
-function failedAttempt(subject: string): Answer {
-  const blockedForS = failures().blocked(subject)
+async function failedAttempt(subject: string): Promise<Answer> {
+  const blockedForS = await failures().fail(subject)
   if (blockedForS !== undefined) {
     return refusal(429, 'TOO_MANY_FAILED_ATTEMPTS', `Too many failed voucher attempts; retry after ${blockedForS} s`, {}, { 'Retry-After': blockedForS })
   }
-  failures().record(subject)
   return notRedeemable()
 }
 

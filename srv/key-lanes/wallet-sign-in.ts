@@ -65,18 +65,17 @@ async function deploymentNetwork() {
 
 let verifyFailures: FailureWindow | undefined
 
-/** Failed verifications per client address; a successful one is never refused for them. */
+/** Failed verifications per client address, across instances; a successful one is never refused for them. */
 function failures(): FailureWindow {
   const { authFailures, authFailureWindowS } = gatewayConfig()
-  return (verifyFailures ??= new FailureWindow(authFailures, authFailureWindowS))
+  return (verifyFailures ??= new FailureWindow('wallet-verify', authFailures, authFailureWindowS))
 }
 
 export async function walletVerify(call: OwnCall): Promise<Answer> {
   const answer = await verify(call.body)
   if (answer.status === 200) return answer
-  const blockedFor = failures().blocked(call.client)
+  const blockedFor = await failures().fail(call.client)
   if (blockedFor) return refusal(429, 'TOO_MANY_FAILED_ATTEMPTS', `Too many failed sign-ins from this address; retry after ${blockedFor} s`, {}, { 'Retry-After': blockedFor })
-  failures().record(call.client)
   return answer
 }
 

@@ -76,21 +76,40 @@ describe('the limiters themselves', () => {
     expect(limit.take('k', 2, 2, 500)).toEqual({ ok: true })
   })
 
-  test('full, they forget the least recently seen entries, never all of them', () => {
-    const window = new FailureWindow(1, 60, 3)
-    for (const address of ['a', 'b', 'c', 'd']) window.record(address, 0)
-    expect(['a', 'b', 'c', 'd'].map(address => window.blocked(address, 1) !== undefined)).toEqual([false, true, true, true])
+  test('full, a token bucket map forgets the least recently seen keys, never all of them', () => {
     const limit = new KeyRateLimit(3)
     for (const key of ['a', 'b', 'c', 'd']) expect(limit.take(key, 1, 1, 0)).toEqual({ ok: true })
     expect(['b', 'c', 'd'].map(key => limit.take(key, 1, 1, 0).ok)).toEqual([false, false, false])
   })
 
-  test('a failure window opens again when it ends', () => {
-    const window = new FailureWindow(2, 10)
-    window.record('a', 0)
-    window.record('a', 1)
-    expect(window.blocked('a', 2)).toBe(10)
-    expect(window.blocked('b', 2)).toBeUndefined()
-    expect(window.blocked('a', 10_001)).toBeUndefined()
+  test('each of N instances takes its share of a bucket: rate/N and burst/N, at least one call', () => {
+    const limit = new KeyRateLimit()
+    expect([0, 0, 0, 0].map(now => limit.take('k', 2, 6, now, 2).ok)).toEqual([true, true, true, false])
+    expect(limit.take('k', 2, 6, 1000, 2)).toEqual({ ok: true })
+    expect([0, 0].map(now => limit.take('small', 1, 1, now, 4).ok)).toEqual([true, false])
+  })
+
+  test('a failure window counts in the database: past its limit it answers the seconds to wait, and opens again when it ends', async () => {
+    const window = new FailureWindow('test-a', 2, 10)
+    expect([await window.fail('a', 0), await window.fail('a', 1)]).toEqual([undefined, undefined])
+    expect(await window.fail('a', 2)).toBe(10)
+    expect(await window.fail('b', 2)).toBeUndefined()
+    expect(await window.fail('a', 10_001)).toBeUndefined()
+  })
+
+  test('windows of one scope in several instances count together; other scopes apart', async () => {
+    const [one, two, other] = [new FailureWindow('test-b', 3, 60), new FailureWindow('test-b', 3, 60), new FailureWindow('test-c', 3, 60)]
+    const now = Date.now()
+    expect([await one.fail('x', now), await two.fail('x', now), await one.fail('x', now), await other.fail('x', now)]).toEqual([undefined, undefined, undefined, undefined])
+    expect(await two.fail('x', now)).toBe(60)
+    expect(await one.fail('x', now)).toBe(60)
+    expect(await other.fail('x', now)).toBeUndefined()
+  })
+
+  test('concurrent failures each count once', async () => {
+    const windows = Array.from({ length: 4 }, () => new FailureWindow('test-d', 10, 60))
+    const now = Date.now()
+    const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => windows[i % 4].fail('y', now)))
+    expect(answers.filter(answer => answer === undefined)).toHaveLength(10)
   })
 })
