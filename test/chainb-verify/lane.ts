@@ -402,4 +402,21 @@ export function describeVerifyLane(setup: LaneSetup) {
       restore()
     }
   })
+
+  test('behind a trusted router each forwarded client has a bucket of its own; an untrusted peer\'s X-Forwarded-For is ignored', async () => {
+    const restore = withEnvironment({ CHAIN_B_VERIFY_RATE_PER_SECOND: '1', CHAIN_B_VERIFY_BURST: '3', GATEWAY_TRUSTED_PROXIES: '127.0.0.6' })
+    try {
+      const target = `${SPELLINGS[0].base}/verifyDocument(sha256='${randomHash()}')`
+      const status = async (from: string, client: string) => free(await caller(setup.app.url, { 'x-forwarded-for': client }, from).get(target)).status
+      const behindRouter = []
+      for (let i = 0; i < 4; i++) behindRouter.push(await status('127.0.0.6', `203.0.113.1, 198.51.100.${i === 3 ? 31 : 30}`))
+      expect(behindRouter).toEqual([200, 200, 200, 200])
+      expect(await status('127.0.0.6', '198.51.100.30')).toBe(429)
+      const untrusted = []
+      for (let i = 0; i < 4; i++) untrusted.push(await status('127.0.0.7', `198.51.100.${40 + i}`))
+      expect(untrusted).toEqual([200, 200, 200, 429])
+    } finally {
+      restore()
+    }
+  })
 }
