@@ -14,7 +14,7 @@ import { TokenBuckets } from '../lib/token-buckets.ts'
  *
  * A quote costs no row, but a pack lookup and, when it names a payer, a chain read and a
  * transaction build: every caller has a budget of quotes a minute, a smaller one of its own for
- * those naming a payer (token buckets per instance, like the gateway's other limits).
+ * those naming a payer (token buckets shared by the instances, like the gateway's other limits).
  */
 
 export type Lane = NonNullable<Purchase['lane']>
