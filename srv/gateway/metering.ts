@@ -123,7 +123,7 @@ export class Metering {
       if (status >= 400 || replay) {
         const left = await ledger.refund(requestId, replay ? 'replay' : String(status))
         setUnits(res, 0, remember(key, left ?? unitsLeft + units))
-        recordRefund(call.routeClass, replay ? 'replay' : 'error', units)
+        if (left !== undefined) recordRefund(call.routeClass, replay ? 'replay' : 'error', units)
       } else {
         setUnits(res, units, unitsLeft)
         ledger.commitSoon(requestId, String(status))
@@ -134,8 +134,9 @@ export class Metering {
       if (!held.takeOver()) return
       const timedOut = refusal(504, 'UPSTREAM_TIMEOUT', `The call was not answered within ${this.config.timeoutMs} ms; its units are refunded`)
       held.send(timedOut.status, { 'content-type': 'application/json', [UNITS_CHARGED]: 0, [UNITS_LEFT]: unitsLeft + units }, JSON.stringify(timedOut.body))
-      recordRefund(call.routeClass, 'timeout', units)
-      ledger.refund(requestId, 'timeout').catch(error => cds.log('gateway').error('could not refund a timed-out call; the sweeper will', requestId, error))
+      ledger.refund(requestId, 'timeout')
+        .then(left => left !== undefined && recordRefund(call.routeClass, 'timeout', units))
+        .catch(error => cds.log('gateway').error('could not refund a timed-out call; the sweeper will', requestId, error))
     }, this.config.timeoutMs)
   }
 
