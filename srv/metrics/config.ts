@@ -31,10 +31,9 @@ export function metricsConfig(): MetricsConfig {
   }
 }
 
-/** The production check (lib/production-settings.ts): a token, when set, is a strong secret; unset, /metrics is off. */
+/** The production check (lib/production-settings.ts): a token, when set, is a strong secret (unset, /metrics is off); the time-out is a positive number. */
 export function metricsProductionProblems(): string[] {
-  const token = options.reader(options.options()).optional('token')
-  if (token === undefined) return []
-  const problem = secretProblem('METRICS_TOKEN', token, 'scrapers of /metrics send it')
+  const { token } = metricsConfig()
+  const problem = token === undefined ? undefined : secretProblem('METRICS_TOKEN', token, 'scrapers of /metrics send it')
   return problem ? [problem] : []
 }

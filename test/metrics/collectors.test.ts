@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { collectAll, type Collector } from '../../srv/metrics/collectors.ts'
 import { metricsProductionProblems } from '../../srv/metrics/config.ts'
+import { productionProblems } from '../../srv/lib/production-settings.ts'
 import { collectorUp, outcomeOfError, outcomeOfStatus, registry } from '../../srv/metrics/instruments.ts'
 import { parseSamples, total } from '../support/metrics.ts'
 
@@ -80,6 +81,16 @@ describe('the production check of METRICS_TOKEN', () => {
   test('strong: no problem', () => {
     process.env.METRICS_TOKEN = randomBytes(32).toString('hex')
     expect(metricsProductionProblems()).toEqual([])
+  })
+
+  test('a time-out that is not a positive number: named', () => {
+    process.env.METRICS_COLLECT_TIMEOUT_MS = '-5'
+    try {
+      expect(() => metricsProductionProblems()).toThrow(/METRICS_COLLECT_TIMEOUT_MS/)
+      expect(productionProblems([metricsProductionProblems])).toEqual([expect.stringMatching(/^Setting METRICS_COLLECT_TIMEOUT_MS must be a positive number/)])
+    } finally {
+      delete process.env.METRICS_COLLECT_TIMEOUT_MS
+    }
   })
 
   test('weak: named, without its value', () => {
