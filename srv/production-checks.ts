@@ -2,6 +2,7 @@ import { chainAProductionProblems } from './chains/chain-a/config.ts'
 import { chainBProductionProblems } from './chains/chain-b/config.ts'
 import { laneProductionProblems } from './key-lanes/config.ts'
 import { databaseProductionProblems } from './lib/production-database.ts'
+import { metricsProductionProblems } from './metrics/config.ts'
 import { refuseToStartOnProblems, type ProductionCheck } from './lib/production-settings.ts'
 
 /**
@@ -14,6 +15,7 @@ export const PRODUCTION_CHECKS: readonly ProductionCheck[] = [
   () => chainAProductionProblems(),
   () => chainBProductionProblems(),
   laneProductionProblems,
+  metricsProductionProblems,
 ]
 
 export const refuseToStartWithProductionProblems = () => refuseToStartOnProblems(PRODUCTION_CHECKS)

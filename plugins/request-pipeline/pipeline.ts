@@ -18,6 +18,8 @@ import { serveFrontEnds } from '../../srv/front-ends/index.ts'
 import { refuseToStartWithProductionProblems } from '../../srv/production-checks.ts'
 import { refuseDisabledChains } from '../../srv/chains/disabled-chains.ts'
 import { serveMcpPackage } from '../../srv/mcp-package/index.ts'
+import { serveMetrics } from '../../srv/metrics/index.ts'
+import { measureRequests } from '../../srv/metrics/requests.ts'
 
 /**
  * A request's way through the server, each step in the order it runs. Configuration is read from
@@ -29,7 +31,9 @@ export function installRequestPipeline() {
   // Refusals before the hosted gateway's metering say that they charged nothing.
   const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
 
-  // 1. Every request: an id, its work tied to its answer, hostile targets refused, /api/v1 spellings followed.
+  // 1. Every request, first of all: counted and timed by route family and status class (srv/metrics/).
+  onBootstrap(app => app.use(measureRequests))
+  //    Then an id, its work tied to its answer, hostile targets refused, /api/v1 spellings followed.
   onBootstrap(app => app.use(assignRequestId, tieWorkToAnswer, refuseHostileTargets(uncharged), followRouteAliases))
   //    A chain turned off answers its routes 503 CHAIN_A_DISABLED / CHAIN_B_DISABLED, uncharged.
   const disabledChains = refuseDisabledChains(uncharged)
@@ -40,8 +44,9 @@ export function installRequestPipeline() {
   installKeyLanes()
   // 3. Answers too large are refused (after the gateway, so its refund sees the refusal).
   onBootstrap(app => app.use(['/odata', '/api'], boundAnswerSize))
-  // 4. The routes that are no service: the prover keys, the MCP tool servers' package and the front ends.
+  // 4. The routes that are no service: the prover keys, the metrics (for the METRICS_TOKEN only), the MCP tool servers' package and the front ends.
   onBootstrap(app => app.use('/zk-config', serveZkConfig))
+  onBootstrap(app => app.use('/metrics', serveMetrics))
   onBootstrap(app => app.use('/mcp', serveMcpPackage))
   onBootstrap(serveFrontEnds)
   // 5. CAP: authentication (cds.requires.auth), the OData adapter, then, as a request enters a

@@ -9,6 +9,7 @@ import type { TtlKind } from '../chains/chain-a/config.ts'
 import type { ChainAService } from '../chains/chain-a/index.ts'
 import { settleAll } from '../lib/settle-all.ts'
 import { SingleFlight } from '../lib/single-flight.ts'
+import { recordIndexLookups } from '../metrics/instruments.ts'
 import * as rows from './rows.ts'
 import { MAX_INDEXED_PER_READ, MAX_LIST_PAGES, eachSettled, pagesFor, type ListWindow } from './list-window.ts'
 
@@ -204,14 +205,19 @@ export class IndexCore {
     const key = `${kind}:${ref}`
     const seen = this.seenInRequest()
     const remembered = seen?.get(key) ?? this.memory.get(key)
-    if (remembered && this.isFresh(kind, remembered)) return remembered
+    if (remembered && this.isFresh(kind, remembered)) {
+      recordIndexLookups(kind, 1, 0)
+      return remembered
+    }
     const stored = await SELECT.one.from(IndexMarks).where({ kind, id: ref })
     const mark = stored && toMark(stored)
     if (mark && this.isFresh(kind, mark)) {
+      recordIndexLookups(kind, 1, 0)
       seen?.set(key, mark)
       this.rememberAfterCommit([[key, mark]])
       return mark
     }
+    recordIndexLookups(kind, 0, 1)
     const holdMs = Math.min(FLIGHT_HOLD_MS, this.ttlSeconds[TTL_OF[kind]] * 1000)
     const [data] = (await settleAll([this.flights.run(key, load, holdMs), alongside?.()])) as [T, unknown]
     const outcome = await store(data)
@@ -250,7 +256,9 @@ export class IndexCore {
       }
       this.rememberAfterCommit(remembered)
     }
-    return unknown.filter(id => !fresh.has(id))
+    const stale = unknown.filter(id => !fresh.has(id))
+    recordIndexLookups(kind, ids.length - stale.length, stale.length)
+    return stale
   }
 
   private forget(key: string) {

@@ -3,6 +3,7 @@ import { ApiKey, ApiKeys, LedgerEntries, LedgerEntry } from '#cds-models/gateway
 import { LedgerEntryKind } from './ledger-kinds.ts'
 import { forDatabase, isPostgres, rowsChanged, tableOf } from '../lib/plain-sql.ts'
 import { outsideRequest } from '../lib/request-work.ts'
+import { recordRefund } from '../metrics/instruments.ts'
 
 /**
  * Units move only here, each time by one guarded UPDATE of the balance and the ledger entry that
@@ -182,7 +183,8 @@ export async function refund(requestId: string, outcome: string): Promise<number
  * units left after the refund, or undefined when there was no charge to refund.
  */
 export async function refundLater(requestId: string, outcome: string): Promise<number | undefined> {
-  return cds.tx(async tx => {
+  let refunded: { routeClass: string; units: number } | undefined
+  const unitsLeft = await cds.tx(async tx => {
     const now = new Date().toISOString()
     const [charge] = await run(tx, 'settledCharge', [requestId])
     if (!charge) return undefined
@@ -190,8 +192,12 @@ export async function refundLater(requestId: string, outcome: string): Promise<n
     const units = -Number(charge.units)
     await run(tx, 'addUnits', [units, charge.apiKey_ID])
     await run(tx, 'entry', [cds.utils.uuid(), charge.apiKey_ID, LedgerEntryKind.refund, units, LedgerEntry.state.posted, charge.routeClass, charge.route, requestId, outcome, null, now, now, null])
+    refunded = { routeClass: charge.routeClass, units }
     return unitsLeftOf(tx, charge.apiKey_ID)
   })
+  // Counted once committed.
+  if (refunded) recordRefund(refunded.routeClass, 'job', refunded.units)
+  return unitsLeft
 }
 
 /** Adds units to a key (top-up, operator credit). Answers the units left after. */

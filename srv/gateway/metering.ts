@@ -7,6 +7,7 @@ import * as ledger from './ledger.ts'
 import { loadPrices } from './prices.ts'
 import { holdResponse } from './response-hold.ts'
 import { scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
+import { recordCharge, recordRefund, reservationsVoided } from '../metrics/instruments.ts'
 
 /**
  * Units around a metered call: reserve the price before the call is handled, then, before the
@@ -122,16 +123,20 @@ export class Metering {
       if (status >= 400 || replay) {
         const left = await ledger.refund(requestId, replay ? 'replay' : String(status))
         setUnits(res, 0, remember(key, left ?? unitsLeft + units))
+        if (left !== undefined) recordRefund(call.routeClass, replay ? 'replay' : 'error', units)
       } else {
         setUnits(res, units, unitsLeft)
         ledger.commitSoon(requestId, String(status))
+        recordCharge(call.routeClass, units)
       }
     })
     const timer = setTimeout(() => {
       if (!held.takeOver()) return
       const timedOut = refusal(504, 'UPSTREAM_TIMEOUT', `The call was not answered within ${this.config.timeoutMs} ms; its units are refunded`)
       held.send(timedOut.status, { 'content-type': 'application/json', [UNITS_CHARGED]: 0, [UNITS_LEFT]: unitsLeft + units }, JSON.stringify(timedOut.body))
-      ledger.refund(requestId, 'timeout').catch(error => cds.log('gateway').error('could not refund a timed-out call; the sweeper will', requestId, error))
+      ledger.refund(requestId, 'timeout')
+        .then(left => left !== undefined && recordRefund(call.routeClass, 'timeout', units))
+        .catch(error => cds.log('gateway').error('could not refund a timed-out call; the sweeper will', requestId, error))
     }, this.config.timeoutMs)
   }
 
@@ -146,6 +151,7 @@ export class Metering {
   private async sweep() {
     try {
       const voided = await ledger.sweep(this.config.reservationTimeoutS)
+      reservationsVoided.inc(voided)
       if (voided) cds.log('gateway').warn(`voided ${voided} reservations left pending longer than ${this.config.reservationTimeoutS} s`)
     } catch (error) {
       cds.log('gateway').error('sweeper failed', error)

@@ -53,6 +53,8 @@ export const OWN_ROUTES: readonly OwnRoute[] = [
   { path: '/prices', method: 'GET', access: 'public', answer: async () => ok(await priceList()) },
   { path: '/health', method: 'GET', access: 'public' },
   { path: '/zk-config', method: 'GET', access: 'public', prefix: true },
+  // Prometheus metrics: the route asks for the metrics token itself (srv/metrics/), never an API key
+  { path: '/metrics', method: 'GET', access: 'public' },
   // The MCP tool servers' npm package, which the configuration printed with a key installs
   { path: '/mcp', method: 'GET', access: 'public', prefix: true },
   // The web front ends and the UI5 runtime (static files)

@@ -24,7 +24,7 @@ const CDS_SERVE = join(root, 'node_modules', '.bin', 'cds-serve')
 /** What mta.yaml sets for the service module, and nothing else of the caller's environment. */
 function productionEnvironment(env: Record<string, string> = {}): NodeJS.ProcessEnv {
   const base = { ...process.env }
-  for (const name of Object.keys(base)) if (/^(NODE_ENV|CDS_|cds_|CHAIN_|BLOCKFROST_|GATEWAY_|DEVNET_|VCAP_|QUERY_|HSM_|ANALYTICS_)/.test(name)) delete base[name]
+  for (const name of Object.keys(base)) if (/^(NODE_ENV|CDS_|cds_|CHAIN_|BLOCKFROST_|GATEWAY_|DEVNET_|VCAP_|QUERY_|HSM_|ANALYTICS_|METRICS_)/.test(name)) delete base[name]
   return {
     ...base, PORT: '0', NODE_ENV: 'production', GATEWAY_ENABLED: 'true', CDS_TYPESCRIPT: 'true', NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON',
     ...env,
@@ -74,7 +74,7 @@ describe('a production start with missing settings', () => {
   test('weak secrets and malformed upstream settings are refused, naming each setting and no secret', async () => {
     const env = {
       ...COMPLETE(), CDS_REQUIRES_DB_CREDENTIALS_HOST: '127.0.0.1',
-      CHAIN_B_ATTESTER_SECRET: 's1', CHAIN_B_SPONSOR_SEED: 'ab'.repeat(32), GATEWAY_LANE_SECRET: 'short lane secret',
+      CHAIN_B_ATTESTER_SECRET: 's1', CHAIN_B_SPONSOR_SEED: 'ab'.repeat(32), GATEWAY_LANE_SECRET: 'short lane secret', METRICS_TOKEN: 'short metrics token',
       BLOCKFROST_PROJECT_ID: '', BLOCKFROST_URL: 'not-a-url', CHAIN_A_NETWORK: 'mainet', CHAIN_B_INDEXER_URL: 'ftp://indexer.example',
     }
     const run = await refusedStart(env)
@@ -87,8 +87,10 @@ describe('a production start with missing settings', () => {
       expect.stringMatching(/^ {2}- CHAIN_B_ATTESTER_SECRET is too weak: 2 characters, at least 32 needed/),
       expect.stringMatching(/^ {2}- CHAIN_B_SPONSOR_SEED is too weak: only 2 different characters/),
       expect.stringMatching(/^ {2}- GATEWAY_LANE_SECRET is too weak: 17 characters/),
+      expect.stringMatching(/^ {2}- METRICS_TOKEN is too weak: 19 characters/),
     ])
     expect(run.output).not.toContain('short lane secret')
+    expect(run.output).not.toContain('short metrics token')
     expect(run.output).not.toContain('abab')
     expect(run.output).not.toMatch(STACK_LINE)
   })

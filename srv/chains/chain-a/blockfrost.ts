@@ -41,6 +41,7 @@ import {
 } from './blockfrost-mappers.ts'
 import { NOT_FOUND, backoffSeconds, upstreamError, upstreamStatusError, type UpstreamOperation } from './upstream-errors.ts'
 import { stopIfAnswered } from '../../lib/request-work.ts'
+import { observeUpstream } from '../../metrics/instruments.ts'
 
 /** What the adapter needs of the chain-a options. */
 export type BlockfrostConfig = Pick<ChainAConfig, 'network' | 'projectId' | 'url' | 'timeoutMs' | 'retries' | 'clientRateLimit'>
@@ -300,7 +301,7 @@ export class BlockfrostAdapter implements ChainAPort {
       stopIfAnswered()
       this.failFastWhileBackingOff(operation)
       try {
-        return await fetch()
+        return await observeUpstream('chain-a', fetch)
       } catch (error) {
         const mapped = upstreamError(error, operation, this.timeoutMs, status => this.remainingBackoff(status))
         const retryable = operation !== 'submit' && isApiError(mapped) && RETRYABLE_CODES.has(mapped.code) && mapped.retryAfter === undefined

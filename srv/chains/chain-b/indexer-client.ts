@@ -1,6 +1,7 @@
 import WebSocket from 'ws'
 import { ApiError } from '../../lib/errors.ts'
 import { stopIfAnswered } from '../../lib/request-work.ts'
+import { observeUpstream } from '../../metrics/instruments.ts'
 import type { ChainBConfig } from './config.ts'
 import {
   BLOCK_QUERY, BLOCKS_SUBSCRIPTION, CONTRACT_ACTION_QUERY, EPOCH_QUERY, TRANSACTIONS_QUERY,
@@ -107,7 +108,8 @@ export class IndexerClient implements ChainBPort {
   private async fetch(url: string, init: { method: string; body?: string }): Promise<Response> {
     stopIfAnswered()
     try {
-      return await fetch(url, { ...init, headers: { 'content-type': 'application/json', accept: 'application/json' }, signal: AbortSignal.timeout(this.settings.timeoutMs) })
+      const request = { ...init, headers: { 'content-type': 'application/json', accept: 'application/json' }, signal: AbortSignal.timeout(this.settings.timeoutMs) }
+      return await observeUpstream('chain-b', () => fetch(url, request), response => response.status)
     } catch (error) {
       const reason = (error as Error).name === 'TimeoutError' ? `did not answer within ${this.settings.timeoutMs} ms` : `does not answer (${causeOf(error)})`
       throw new ApiError(503, 'CHAIN_B_UNAVAILABLE', `The chain-B upstream at ${new URL(url).origin} ${reason}`, { retryAfter: 5 })

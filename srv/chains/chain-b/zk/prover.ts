@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads'
 import type { Groth16Proof } from 'snarkjs'
 import { circuitFile, circuitFiles, type CircuitId } from './circuits.ts'
 import { appFile } from '../../../lib/app-files.ts'
+import { proofDuration, proverClaims } from '../../../metrics/instruments.ts'
 
 /**
  * Proving off the event loop: a pool of worker threads, at most one per core, each proving one
@@ -14,7 +15,15 @@ export interface ProvenClaim { proof: Groth16Proof; publicSignals: string[] }
 /** The witness generator refused the inputs: the statement is false for them. */
 export class WitnessError extends Error {}
 
-interface Pending { id: number; circuit: CircuitId; input: Record<string, unknown>; resolve: (proof: ProvenClaim) => void; reject: (error: Error) => void }
+interface Pending {
+  id: number
+  circuit: CircuitId
+  input: Record<string, unknown>
+  resolve: (proof: ProvenClaim) => void
+  reject: (error: Error) => void
+  /** Stops the proof's timer (cag_proof_duration_seconds) once a thread took it. */
+  stopTimer?: (labels: { outcome: string }) => void
+}
 interface Reply { id: number; proof?: Groth16Proof; publicSignals?: string[]; error?: string }
 
 const workerFile = () => appFile('proverWorker')
@@ -35,6 +44,7 @@ export class ProverPool {
   prove(circuit: CircuitId, input: Record<string, unknown>): Promise<ProvenClaim> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ id: ++this.nextId, circuit, input, resolve, reject })
+      proverClaims.inc({ state: 'waiting' })
       this.dispatch()
     })
   }
@@ -47,6 +57,8 @@ export class ProverPool {
   async close() {
     const workers = [...this.idle, ...this.busy.keys()]
     this.idle.length = 0
+    proverClaims.dec({ state: 'proving' }, this.busy.size)
+    proverClaims.dec({ state: 'waiting' }, this.waiting.length)
     for (const pending of [...this.busy.values(), ...this.waiting.splice(0)]) pending.reject(new Error('the prover was closed'))
     this.busy.clear()
     await Promise.all(workers.map(worker => worker.terminate()))
@@ -58,6 +70,9 @@ export class ProverPool {
       if (!worker) return
       const task = this.waiting.shift()!
       this.busy.set(worker, task)
+      proverClaims.dec({ state: 'waiting' })
+      proverClaims.inc({ state: 'proving' })
+      task.stopTimer = proofDuration.startTimer({ circuit: task.circuit })
       worker.ref()
       const files = circuitFiles(task.circuit)
       worker.postMessage({ id: task.id, wasm: circuitFile(this.keysDir, task.circuit, files.wasm), zkey: circuitFile(this.keysDir, task.circuit, files.zkey), input: task.input })
@@ -78,6 +93,7 @@ export class ProverPool {
     worker.unref()
     this.idle.push(worker)
     if (task) {
+      finished(task, reply.error === undefined ? 'proved' : 'refused')
       if (reply.error !== undefined) task.reject(new WitnessError(reply.error))
       else task.resolve({ proof: reply.proof!, publicSignals: reply.publicSignals! })
     }
@@ -89,7 +105,14 @@ export class ProverPool {
     this.busy.delete(worker)
     const at = this.idle.indexOf(worker)
     if (at >= 0) this.idle.splice(at, 1)
+    if (task) finished(task, 'failed')
     task?.reject(error)
     this.dispatch()
   }
+}
+
+/** A claim left its thread: no longer proving, its time recorded with how it ended. */
+function finished(task: Pending, outcome: 'proved' | 'refused' | 'failed') {
+  proverClaims.dec({ state: 'proving' })
+  task.stopTimer?.({ outcome })
 }
