@@ -18,7 +18,9 @@ module.exports = {
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   // test/postgres/ uses a PostgreSQL server of its own whatever the profile: it runs in the SQLite
   // run only (CI runs the suite on both), not twice.
-  testPathIgnorePatterns: ['/node_modules/', ...testsWithoutTheirPackages(), ...(onPostgresRun ? ['/test/postgres/'] : [])],
+  // A `*.pg.test.ts` file tests what only PostgreSQL has (a second client holding its tables, say):
+  // it runs in the PostgreSQL run only.
+  testPathIgnorePatterns: ['/node_modules/', ...testsWithoutTheirPackages(), ...(onPostgresRun ? ['/test/postgres/'] : ['\\.pg\\.test\\.ts$'])],
   // The Cloud Foundry build's output (npm run build:cf) repeats the packages' names.
   modulePathIgnorePatterns: ['<rootDir>/gen/'],
   testTimeout: 60000,
