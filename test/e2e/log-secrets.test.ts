@@ -175,6 +175,9 @@ test('self-hosted, a grant token in x-agent-token is never written, with the ODa
   const blocks = '/odata/v4/chaina-odata/Blocks?$top=1&$select=height'
   expect((await session.send('a grant token', 'GET', blocks, { headers: { 'x-agent-token': grant } })).status).toBe(200)
   expect((await session.send('a revoked or made-up grant token', 'GET', blocks, { headers: { 'x-agent-token': session.secret(`${grant.slice(0, -6)}abcdef`) } })).status).toBe(401)
+  const basic = Buffer.from(`alice:${PASSWORD}`).toString('base64')
+  session.secret(basic)
+  expect((await session.send('a password', 'GET', blocks, { headers: { authorization: `Basic ${basic}` } })).status).toBeLessThan(500)
   const output = await outputOf(server)
   expect(output).toMatch(/"x_agent_token":"\*\*\*"/)
   expectNoSecret(output, session)
