@@ -130,7 +130,7 @@ function expectNoSecret(output: string, session: Session) {
   const found = [...session.secrets].filter(secret => output.includes(secret))
   expect(found).toEqual([])
   // Nothing that looks like a key, a grant token or a session token either.
-  expect(output.match(/\b(cag|cga|cgb|cgs)_[A-Za-z0-9_-]{16,}/g) ?? []).toEqual([])
+  expect(output.match(/\b(cag|cga|cgb|cgs)_[A-Za-z0-9_-]{40,}/g) ?? []).toEqual([])
   expect(output.match(/\b[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){4}\b/g) ?? []).toEqual([])
   expect(output.match(/eyJ4NDAyVmVyc2lvbiI6[A-Za-z0-9+/=]*/g) ?? []).toEqual([])
 }

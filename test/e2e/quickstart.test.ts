@@ -160,7 +160,7 @@ test('the MCP configuration printed with a key starts both tool servers against 
 test('the server wrote none of the secrets the steps used (keys, the session, the voucher code, the payment signatures), and an access line for every request', () => {
   const output = server.output()
   const secretShaped = [
-    /\b(cag|cga|cgb|cgs)_[A-Za-z0-9_-]{16,}/g, // keys, grant tokens, wallet sessions (a 12-character hint is not one)
+    /\b(cag|cga|cgb|cgs)_[A-Za-z0-9_-]{40,}/g, // keys, grant tokens, wallet sessions (not a 12-character hint, not a database name)
     /\b[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){4}\b/g, // voucher codes
     /eyJ4NDAyVmVyc2lvbiI6[A-Za-z0-9+/=]*/g, // a PAYMENT-SIGNATURE: base64 of {"x402Version":
   ]
