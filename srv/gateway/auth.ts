@@ -2,6 +2,7 @@ import cds from '@sap/cds'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { ProductGrant, ProductGrants } from '#cds-models/gateway'
 import { ApiError } from '../lib/errors.ts'
+import { recordKeyId } from '../lib/access-log.ts'
 import { hashSecret, productOfGrantToken } from './keys.ts'
 import { grantPrincipal, type GrantRecord } from './principals.ts'
 
@@ -39,6 +40,7 @@ export default function gatewayAuth(options: AuthOptions) {
       if (typeof token === 'string' && productOfGrantToken(token.trim())) {
         const grant = await grantFor(token.trim())
         if (!grant) return unauthorized(res, 'GRANT_INVALID', 'The agent grant token is unknown, revoked or expired')
+        recordKeyId(req, grant.ID)
         cds.context!.user = req.user = grantPrincipal(grant)
         return next()
       }

@@ -6,6 +6,7 @@ import { refusal, type Answer } from './answers.ts'
 import { hashSecret, isApiKey, sameHash } from './keys.ts'
 import type { FailureWindow } from './rate-limits.ts'
 import { clientOf } from '../lib/client-address.ts'
+import { recordKeyId } from '../lib/access-log.ts'
 
 /**
  * Which key a call presents, in `Authorization: Bearer cag_…` or `x-agent-token: cag_…`. A valid
@@ -39,7 +40,10 @@ export class KeyCheck {
   /** The caller's key, or the answer refusing the call. `fresh` reads the key from the database, not the cache. */
   async check(req: IncomingMessage, { fresh = false } = {}): Promise<KeyCheckResult> {
     const presented = await this.presented(req, fresh)
-    if (presented.ok) return presented
+    if (presented.ok) {
+      recordKeyId(req, presented.key.ID)
+      return presented
+    }
     const blockedFor = await this.failures.fail(clientOf(req))
     if (blockedFor) {
       const message = `Too many calls with a missing or invalid key from this address; retry after ${blockedFor} s`

@@ -140,22 +140,15 @@ export class Metering {
     }, this.config.timeoutMs)
   }
 
+  // A failed run is the schedule's to log, once per change of state (srv/lib/failure-streak.ts).
   private async reloadPrices() {
-    try {
-      this.prices = await loadPrices()
-    } catch (error) {
-      cds.log('gateway').warn('could not reload prices', error)
-    }
+    this.prices = await loadPrices()
   }
 
   private async sweep() {
-    try {
-      const voided = await ledger.sweep(this.config.reservationTimeoutS)
-      reservationsVoided.inc(voided)
-      if (voided) cds.log('gateway').warn(`voided ${voided} reservations left pending longer than ${this.config.reservationTimeoutS} s`)
-    } catch (error) {
-      cds.log('gateway').error('sweeper failed', error)
-    }
+    const voided = await ledger.sweep(this.config.reservationTimeoutS)
+    reservationsVoided.inc(voided)
+    if (voided) cds.log('gateway').warn(`voided ${voided} reservations left pending longer than ${this.config.reservationTimeoutS} s`)
   }
 }
 

@@ -1,6 +1,7 @@
 import cds from '@sap/cds'
 import { newInstanceId } from './lease.ts'
 import { scheduleJob, type ScheduledJob } from './scheduled-job.ts'
+import { FailureStreak } from './failure-streak.ts'
 import { StaleFollower, type Position, type SyncStateRow } from './sync-state.ts'
 
 /**
@@ -45,6 +46,8 @@ export abstract class LeasedFollower<Settings extends LeasedFollowerSettings> {
   private unscheduled: Promise<void> = Promise.resolve()
   /** Whether this instance held the lease at its last run (a change is logged). */
   private holdsLease = false
+  /** Runs failing one after the other (the upstream gone) are logged once per change of state. */
+  private readonly failures: FailureStreak
 
   constructor(parts: LeasedFollowerParts<Settings>) {
     this.name = parts.name
@@ -53,6 +56,7 @@ export abstract class LeasedFollower<Settings extends LeasedFollowerSettings> {
     this.network = parts.network
     this.settings = parts.settings
     this.instanceId = parts.instanceId ?? newInstanceId()
+    this.failures = new FailureStreak(`${this.name}: run`, { log: { error: (...args) => this.log.warn(...args), info: (...args) => this.log.info(...args) } })
   }
 
   /** Runs every intervalMs until stop(). */
@@ -101,11 +105,13 @@ export abstract class LeasedFollower<Settings extends LeasedFollowerSettings> {
       return 'standby'
     }
     try {
-      return await this.catchUp()
+      const outcome = await this.catchUp()
+      this.failures.succeeded()
+      return outcome
     } catch (error) {
       this.standBy()
       if (error instanceof StaleFollower) return 'standby'
-      this.log.warn(`${this.name}: run failed; it retries`, (error as Error).message)
+      this.failures.failed((error as Error).message, '; it retries')
       await inTransaction(() => this.state.recordError(this.instanceId, error))
       return 'error'
     }

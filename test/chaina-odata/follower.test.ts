@@ -368,3 +368,35 @@ describe('two server processes on one database (PostgreSQL, or one SQLite file)'
     expect(takenOver).toMatchObject({ blocksIndexed: tip().height + 1, status: 'synced' })
   }, 150_000)
 })
+
+test('an upstream that fails run after run is logged once, then its recovery with the count of failed runs', async () => {
+  const chain = await chainA()
+  let down = true
+  const unreachable = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3001'), { code: 'ECONNREFUSED' })
+  const flaky = new Proxy(chain, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target)
+      if (typeof value !== 'function') return value
+      return (...args: unknown[]) => {
+        if (down) throw unreachable()
+        return value.apply(target, args)
+      }
+    },
+  })
+  const made = new ChainAFollower({ chain: flaky, index: chainAIndex(), settings: { batchSize: 4, start: { kind: 'genesis' } } })
+  followers.push(made)
+  const written: string[] = []
+  const spies = (['warn', 'info'] as const).map(method => jest.spyOn(console, method).mockImplementation((...args: unknown[]) => void written.push(args.join(' '))))
+  try {
+    for (let run = 0; run < 5; run++) expect(await made.runNow()).toBe('error')
+    down = false
+    expect(await made.runNow()).toBe('synced')
+  } finally {
+    for (const spy of spies) spy.mockRestore()
+  }
+  const about = written.filter(line => /ECONNREFUSED|recovered|failed/.test(line))
+  expect(about).toEqual([
+    expect.stringMatching(/chain-a follower: run failed; it retries: connect ECONNREFUSED/),
+    expect.stringMatching(/chain-a follower: run recovered after 5 failures in \d+ s/),
+  ])
+})

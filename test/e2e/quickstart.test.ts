@@ -156,3 +156,18 @@ test('the MCP configuration printed with a key starts both tool servers against 
     await Promise.all([chainA.close(), chainB.close()])
   }
 }, 120_000)
+
+test('the server wrote none of the secrets the steps used (keys, the session, the voucher code, the payment signatures), and an access line for every request', () => {
+  const output = server.output()
+  const secretShaped = [
+    /\b(cag|cga|cgb|cgs)_[A-Za-z0-9_-]{40,}/g, // keys, grant tokens, wallet sessions (not a 12-character hint, not a database name)
+    /\b[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){4}\b/g, // voucher codes
+    /eyJ4NDAyVmVyc2lvbiI6[A-Za-z0-9+/=]*/g, // a PAYMENT-SIGNATURE: base64 of {"x402Version":
+  ]
+  for (const shape of secretShaped) expect(output.match(shape) ?? []).toEqual([])
+  const access = output.split('\n').filter(line => line.startsWith('{"type":"access"')).map(line => JSON.parse(line))
+  const families = new Set(access.map(line => line.route_family))
+  for (const family of ['chaina-odata', 'chaina-transaction', 'chaina-sign', 'chainb', 'analytics', 'me', 'keys', 'topup', 'auth', 'vouchers']) expect(families).toContain(family)
+  expect(access.filter(line => line.route_family === 'keys').map(line => line.status)).toContain(402)
+  expect(access.filter(line => line.units_charged === 20)).toEqual([expect.objectContaining({ method: 'POST', path: '/odata/v4/chaina-sign/SubmitVerifiedTransaction', status: 200, key_id: expect.any(String) })])
+})

@@ -34,30 +34,32 @@ export function startServer(command: string, args: string[], options: { cwd: str
   const exited = new Promise<number | string | null>(resolve => child.on('exit', (code, signal) => resolve(code ?? signal)))
   return new Promise((resolve, reject) => {
     let output = ''
-    let listening = false
+    /** What it wrote up to listening, kept whole; `output` is what came after. */
+    let head: string | undefined
     const timer = setTimeout(() => {
       stop()
       reject(new Error(`${command} ${args.join(' ')} did not listen in time:\n${output}`))
     }, options.timeoutMs ?? 45_000)
     const watch = (chunk: Buffer) => {
       output += chunk
-      if (listening) {
+      if (head !== undefined) {
         if (output.length > 2 * OUTPUT_TAIL) output = output.slice(-OUTPUT_TAIL)
         return
       }
       const match = /server listening on \{ url: '([^']+)'/.exec(output)
       if (match) {
-        listening = true
+        head = output
+        output = ''
         clearTimeout(timer)
         const running = () => child.exitCode === null && child.signalCode === null
-        resolve({ url: match[1], stop, running, groupRunning, exited, output: () => output })
+        resolve({ url: match[1], stop, running, groupRunning, exited, output: () => head + output })
       }
     }
     child.stdout!.on('data', watch)
     child.stderr!.on('data', watch)
     child.on('exit', code => {
       clearTimeout(timer)
-      reject(new Error(`${command} exited with ${code}:\n${output}`))
+      reject(new Error(`${command} exited with ${code}:\n${head ?? ''}${output}`))
     })
   })
 }
