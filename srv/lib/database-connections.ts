@@ -59,8 +59,10 @@ export function replaceBrokenConnections(db: cds.Service) {
     // Every pooled connection may be broken at once (after an outage): each is destroyed, then the pool makes new ones.
     for (let attempt = 0; ; attempt++) {
       const connection = await acquire.call(this).catch(unreachableOrBusy)
+      // A connection borrowed for the first time was made just now: the database takes connections.
+      const made = !connection[WATCHED]
       watch(connection)
-      if (usable(connection)) return regained(connection)
+      if (usable(connection)) return made ? regained(connection) : connection
       await this.pool.destroy(connection)
       if (attempt > (this.pool.max ?? this.pool.options?.max ?? 10)) throw new Error('Client has encountered a connection error and is not queryable')
     }
