@@ -19,7 +19,7 @@ afterAll(() => {
  * per answer from NODE_ENV). Ours keep their stable code and the message written for callers, and
  * never an internal message or a stack.
  */
-async function inProduction<T>(work: () => Promise<T>): Promise<T> {
+async function inProduction(work: () => Promise<any>): Promise<any> {
   const before = process.env.NODE_ENV
   process.env.NODE_ENV = 'production'
   try {
