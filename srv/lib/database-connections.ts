@@ -47,7 +47,8 @@ const WATCHED = Symbol('watched connection')
 const LOG = cds.log('db')
 
 let lost = false
-/** Why the pool could not connect last, while the database is lost. */
+let connectedOnce = false
+/** Why the pool could not connect last, until it connects again. */
 let lastConnectFailure: Error | undefined
 
 export function replaceBrokenConnections(db: cds.Service) {
@@ -96,23 +97,25 @@ function watchPool(pool: Pool) {
   pool[WATCHED] = true
   pool.on('factoryCreateError', (error: Error) => {
     lastConnectFailure = error
-    if (lost) return
+    // Before the first connection the start-up checks say what is wrong, in one message.
+    if (lost || !connectedOnce) return
     lost = true
     LOG.warn(`the database cannot be reached (${error.message}); requests are answered 503 DATABASE_UNAVAILABLE until it can`)
   })
 }
 
 function unreachableOrBusy(error: Error): never {
-  if (lost && lastConnectFailure) throw new Error(`The database cannot be reached: ${lastConnectFailure.message}`, { cause: lastConnectFailure })
+  if (lastConnectFailure) throw new Error(`The database cannot be reached: ${lastConnectFailure.message}`, { cause: lastConnectFailure })
   throw error
 }
 
 const usable = (connection: Connection) => !connection[BROKEN] && connection.open !== false
 
 function regained(connection: Connection) {
+  connectedOnce = true
+  lastConnectFailure = undefined
   if (lost) {
     lost = false
-    lastConnectFailure = undefined
     LOG.info('the database answers again')
   }
   return connection
