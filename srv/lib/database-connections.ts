@@ -48,6 +48,7 @@ const LOG = cds.log('db')
 
 let lost = false
 let connectedOnce = false
+let stopping = false
 /** Why the pool could not connect last, until it connects again. */
 let lastConnectFailure: Error | undefined
 
@@ -55,6 +56,8 @@ export function replaceBrokenConnections(db: cds.Service) {
   const service = db as unknown as PooledService
   if (service.kind !== 'postgres') return
   const { acquire, release } = service
+  // Connections cut while the server stops (its pool drained, the database dropped in tests) are no news.
+  cds.on('shutdown', () => (stopping = true))
   service.acquire = async function (this: PooledService) {
     watchPool(this.pool)
     // Every pooled connection may be broken at once (after an outage): each is destroyed, then the pool makes new ones.
@@ -80,7 +83,7 @@ function watch(connection: Connection) {
   connection[WATCHED] = true
   connection.on('error', (error: Error) => {
     connection[BROKEN] = true
-    if (lost) return
+    if (lost || stopping) return
     lost = true
     LOG.warn(`a database connection was lost (${error.message}); broken connections are replaced as they are next used`)
   })
@@ -98,7 +101,7 @@ function watchPool(pool: Pool) {
   pool.on('factoryCreateError', (error: Error) => {
     lastConnectFailure = error
     // Before the first connection the start-up checks say what is wrong, in one message.
-    if (lost || !connectedOnce) return
+    if (lost || !connectedOnce || stopping) return
     lost = true
     LOG.warn(`the database cannot be reached (${error.message}); requests are answered 503 DATABASE_UNAVAILABLE until it can`)
   })
