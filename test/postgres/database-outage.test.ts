@@ -117,7 +117,14 @@ describe('a burst on a pool far too small', () => {
     const refused = answers.filter(answer => answer.status !== 200)
     expect(refused.filter(answer => answer.status !== 503 || !BUSY_CODES.includes(answer.code!) || !answer.retryAfter || answer.charged !== '0')).toEqual([])
     expect(served.every(answer => answer.charged === String(PRICE))).toBe(true)
-    expect(served.length).toBeGreaterThan(0)
+    // A client that honours Retry-After is served once the burst has passed.
+    let retried = await read(key)
+    for (let i = 0; i < 30 && retried.status === 503; i++) {
+      await new Promise(resolve => setTimeout(resolve, Number(retried.retryAfter) * 1000))
+      retried = await read(key)
+    }
+    expect(retried).toMatchObject({ status: 200, charged: String(PRICE) })
+    served.push(retried)
     // Refunds happen before the answer leaves, commits right after it: nothing waits for the sweeper.
     const account = await settledAccountOf(id)
     expect(account).toEqual({ balance: UNITS - PRICE * served.length, ledger: UNITS - PRICE * served.length, pending: 0 })
@@ -145,7 +152,8 @@ describe('a database outage', () => {
       after.push(await read(key))
       if (after.at(-1)!.status !== 200) await new Promise(resolve => setTimeout(resolve, 250))
     }
-    expect(after.filter(answer => answer.status !== 200 && answer.code !== 'DATABASE_UNAVAILABLE')).toEqual([])
+    // Until a new connection is made, the pool may still be waiting on its time-out: a 503 with a code either way.
+  expect(after.filter(answer => answer.status !== 200 && !(answer.status === 503 && ['DATABASE_UNAVAILABLE', 'DATABASE_BUSY'].includes(answer.code!) && answer.charged === '0'))).toEqual([])
     expect(after.at(-1)).toMatchObject({ status: 200, charged: String(PRICE) })
     charged += PRICE
     // And keeps serving: not one lucky connection.
