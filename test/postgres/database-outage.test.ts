@@ -153,7 +153,7 @@ describe('a database outage', () => {
       if (after.at(-1)!.status !== 200) await new Promise(resolve => setTimeout(resolve, 250))
     }
     // Until a new connection is made, the pool may still be waiting on its time-out: a 503 with a code either way.
-  expect(after.filter(answer => answer.status !== 200 && !(answer.status === 503 && ['DATABASE_UNAVAILABLE', 'DATABASE_BUSY'].includes(answer.code!) && answer.charged === '0'))).toEqual([])
+    expect(after.filter(answer => answer.status !== 200 && !(answer.status === 503 && ['DATABASE_UNAVAILABLE', 'DATABASE_BUSY'].includes(answer.code!) && answer.charged === '0'))).toEqual([])
     expect(after.at(-1)).toMatchObject({ status: 200, charged: String(PRICE) })
     charged += PRICE
     // And keeps serving: not one lucky connection.
