@@ -7,6 +7,7 @@ import { logAccess } from '../../srv/lib/access-log.ts'
 import { followRouteAliases } from '../../srv/lib/route-aliases.ts'
 import { boundAnswerSize } from '../../srv/lib/answer-size.ts'
 import { limitStatementsToRequestDeadline } from '../../srv/lib/statement-deadline.ts'
+import { replaceBrokenConnections } from '../../srv/lib/database-connections.ts'
 import { guardServiceEntry } from '../../srv/lib/service-entry.ts'
 import { checkInput } from '../../srv/lib/input-guard.ts'
 import { stableErrorCodes } from '../../srv/lib/error-codes.ts'
@@ -54,7 +55,7 @@ export function installRequestPipeline() {
   // 5. CAP: authentication (cds.requires.auth), the OData adapter, then, as a request enters a
   //    service, its input and the grant's permission (srv/lib/service-entry.ts says why there).
   cds.on('served', services => guardServiceEntry(Object.values(services), [checkInput, checkGrant]))
-  // 6. Its database statements end at its deadline (PostgreSQL).
+  // 6. Its database statements end at its deadline; connections the database cut are replaced (PostgreSQL).
   limitStatementsOnceConnected()
   // 7. Errors get stable codes before CAP's own error middleware answers them.
   answerErrorsWithStableCodes()
@@ -75,9 +76,13 @@ function onBootstrap(step: (app: Application) => unknown) {
 }
 
 function limitStatementsOnceConnected() {
-  if (cds.db) return limitStatementsToRequestDeadline(cds.db)
+  const prepare = (db: cds.Service) => {
+    limitStatementsToRequestDeadline(db)
+    replaceBrokenConnections(db)
+  }
+  if (cds.db) return prepare(cds.db)
   cds.on('connect', (service: cds.Service) => {
-    if (service.name === 'db') limitStatementsToRequestDeadline(service)
+    if (service.name === 'db') prepare(service)
   })
 }
 

@@ -1,3 +1,4 @@
+import cds from '@sap/cds'
 import { requiresOptions, type Environment } from '../lib/requires-options.ts'
 
 /**
@@ -14,6 +15,7 @@ const ENVIRONMENT: Environment = {
   GATEWAY_RATE_PER_SECOND: 'ratePerSecond',
   GATEWAY_BURST: 'burst',
   GATEWAY_MAX_CALLS_IN_FLIGHT: 'maxCallsInFlight',
+  GATEWAY_MAX_INSTANCE_CALLS: 'maxInstanceCalls',
   GATEWAY_AUTH_FAILURES: 'authFailures',
   GATEWAY_AUTH_FAILURE_WINDOW_S: 'authFailureWindowS',
   GATEWAY_PUBLIC_URL: 'publicUrl',
@@ -35,6 +37,8 @@ export interface GatewayConfig {
   burst?: number
   /** Calls one key may have in flight at once in one instance; beyond, 429 TOO_MANY_CALLS_IN_FLIGHT (uncharged). */
   maxCallsInFlight: number
+  /** Metered calls one instance takes at once, all keys together; beyond, 503 SERVER_BUSY (uncharged). 0: no limit. */
+  maxInstanceCalls: number
   /** Unauthenticated failures allowed per client address and window before 429. */
   authFailures: number
   authFailureWindowS: number
@@ -73,12 +77,29 @@ export function gatewayConfig(): GatewayConfig {
     ratePerSecond: rate > 0 ? rate : undefined,
     burst: burst > 0 ? burst : undefined,
     maxCallsInFlight: read.number('maxCallsInFlight', 16),
+    maxInstanceCalls: read.number('maxInstanceCalls', defaultInstanceCalls()),
     authFailures: read.number('authFailures', 20),
     authFailureWindowS: read.number('authFailureWindowS', 900),
     publicUrl: read.string('publicUrl', routeUrl() ?? `http://localhost:${listeningPort ?? (process.env.PORT || 4004)}`).replace(/\/+$/, ''),
     mcpPackage: read.optional('mcpPackage'),
     mcpTarball: read.boolean('mcpTarball', true),
   }
+}
+
+/** Calls in flight per pooled connection: a call holds one for a part of its time (reserve, read, settle). */
+const CALLS_PER_CONNECTION = 2
+/** SQLite has one connection and no acquire time-out: calls queue for it, so only a generous bound applies. */
+const SQLITE_INSTANCE_CALLS = 256
+
+/**
+ * Twice the PostgreSQL pool's size (`cds.requires.db.pool.max`, @cap-js/postgres's 10 unless set):
+ * enough to keep every connection busy, few enough that a waiting call gets one well within the
+ * pool's acquire time-out.
+ */
+function defaultInstanceCalls(): number {
+  const db = cds.env.requires?.db as { kind?: string; pool?: { max?: number } } | undefined
+  if (db?.kind !== 'postgres') return SQLITE_INSTANCE_CALLS
+  return CALLS_PER_CONNECTION * (Number(db.pool?.max) || 10)
 }
 
 /** The first route Cloud Foundry gives the app (VCAP_APPLICATION.application_uris), as https. */

@@ -8,7 +8,7 @@ import { OWN_BODY_LIMIT, ownRoutes, type OwnRoute } from './own-routes.ts'
 import { normaliseTarget } from './paths.ts'
 import { activeGrant, keyOnlyPrincipal, keyPrincipal, PUBLIC_PRINCIPAL } from './principals.ts'
 import { isProduct } from './keys.ts'
-import { CallsInFlight, FailureWindow, KeyRates } from './rate-limits.ts'
+import { CallsInFlight, FailureWindow, InstanceAdmission, KeyRates } from './rate-limits.ts'
 import { RouteTable, type Classification } from './routes.ts'
 import { requestIdOf } from '../lib/http-safety.ts'
 import { readJsonBody } from '../lib/json-body.ts'
@@ -33,12 +33,14 @@ export class Gateway {
   private readonly keys: KeyCheck
   private readonly rates: KeyRates
   private readonly inFlight: CallsInFlight
+  private readonly admission: InstanceAdmission
   private readonly metering: Metering
 
   constructor(config: GatewayConfig) {
     this.keys = new KeyCheck(new FailureWindow('key', config.authFailures, config.authFailureWindowS))
     this.rates = new KeyRates(config)
     this.inFlight = new CallsInFlight(config.maxCallsInFlight)
+    this.admission = new InstanceAdmission(config.maxInstanceCalls)
     this.metering = new Metering(config)
   }
 
@@ -100,6 +102,9 @@ export class Gateway {
   }
 
   private async metered(route: Extract<Classification, { kind: 'metered' }>, path: string, req: Request, res: ServerResponse, next: Next) {
+    const crowded = this.admission.take()
+    if (crowded) return send(res, crowded)
+    res.once('close', () => this.admission.release())
     const checked = await this.keys.check(req)
     if (!checked.ok) return send(res, checked.answer)
     const call: MeteredCall = { key: checked.key, routeClass: route.routeClass, method: req.method ?? 'GET', path, requestId: requestIdOf(req) }

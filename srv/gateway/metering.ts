@@ -121,7 +121,7 @@ export class Metering {
       clearTimeout(timer)
       const replay = res.getHeader(IDEMPOTENT_REPLAY) === 'true'
       if (status >= 400 || replay) {
-        const left = await ledger.refund(requestId, replay ? 'replay' : String(status))
+        const left = await refundOrRetry(requestId, replay ? 'replay' : String(status))
         setUnits(res, 0, remember(key, left ?? unitsLeft + units))
         if (left !== undefined) recordRefund(call.routeClass, replay ? 'replay' : 'error', units)
       } else {
@@ -134,9 +134,7 @@ export class Metering {
       if (!held.takeOver()) return
       const timedOut = refusal(504, 'UPSTREAM_TIMEOUT', `The call was not answered within ${this.config.timeoutMs} ms; its units are refunded`)
       held.send(timedOut.status, { 'content-type': 'application/json', [UNITS_CHARGED]: 0, [UNITS_LEFT]: unitsLeft + units }, JSON.stringify(timedOut.body))
-      ledger.refund(requestId, 'timeout')
-        .then(left => left !== undefined && recordRefund(call.routeClass, 'timeout', units))
-        .catch(error => cds.log('gateway').error('could not refund a timed-out call; the sweeper will', requestId, error))
+      void refundOrRetry(requestId, 'timeout').then(left => left !== undefined && recordRefund(call.routeClass, 'timeout', units))
     }, this.config.timeoutMs)
   }
 
@@ -149,6 +147,37 @@ export class Metering {
     const voided = await ledger.sweep(this.config.reservationTimeoutS)
     reservationsVoided.inc(voided)
     if (voided) cds.log('gateway').warn(`voided ${voided} reservations left pending longer than ${this.config.reservationTimeoutS} s`)
+  }
+}
+
+/** Waits before each further attempt at a refund the database did not take at once. */
+const REFUND_RETRY_DELAYS_MS = [1000, 2000, 4000, 8000, 16000]
+
+/**
+ * Refunds a call's reservation at once. When the database cannot take it (away, or its pool
+ * exhausted), the answer still leaves (uncharged: the units are the caller's), the failure is
+ * logged once, and the refund is tried again in the background; should every attempt fail, the
+ * sweeper voids the reservation. Refunding is idempotent (only a pending charge is refunded).
+ */
+async function refundOrRetry(requestId: string, outcome: string): Promise<number | undefined> {
+  try {
+    return await ledger.refund(requestId, outcome)
+  } catch (error) {
+    cds.log('gateway').warn(`could not refund call ${requestId} at once (${(error as Error).message}); retrying, else the sweeper voids its reservation`)
+    void retryRefund(requestId, outcome)
+    return undefined
+  }
+}
+
+async function retryRefund(requestId: string, outcome: string) {
+  for (const delay of REFUND_RETRY_DELAYS_MS) {
+    await new Promise(resolve => setTimeout(resolve, delay).unref())
+    try {
+      await ledger.refund(requestId, outcome)
+      return
+    } catch {
+      // Logged once above; the next attempt, or the sweeper, follows.
+    }
   }
 }
 

@@ -61,3 +61,30 @@ export class CallsInFlight {
     else this.counts.delete(key.ID)
   }
 }
+
+/**
+ * Metered calls this instance has in flight, at most `limit`: a burst is answered 503 SERVER_BUSY
+ * (uncharged, before the key is read or anything reserved) instead of queueing for the database
+ * pool until its acquire time-out. The limit is sized against the pool (config.ts).
+ */
+export class InstanceAdmission {
+  private inFlight = 0
+  private readonly limit: number
+
+  constructor(limit: number) {
+    this.limit = limit
+  }
+
+  /** Admits a call until `release` runs; answers the 503 when `limit` calls are in flight (a limit of 0 admits every call). */
+  take(): Answer | undefined {
+    if (this.limit > 0 && this.inFlight >= this.limit) {
+      return refusal(503, 'SERVER_BUSY', `This instance is answering ${this.inFlight} metered calls, the most it takes at once; nothing was charged, retry shortly`, {}, { 'Retry-After': 1 })
+    }
+    this.inFlight++
+    return undefined
+  }
+
+  release() {
+    this.inFlight = Math.max(0, this.inFlight - 1)
+  }
+}

@@ -1,6 +1,7 @@
 import cds from '@sap/cds'
 import { ApiError } from './errors.ts'
 import { requestIdOf } from './http-safety.ts'
+import { databaseOutageAnswer } from './database-outage.ts'
 
 /**
  * Gives every error response a stable upper-case `error.code`. Errors raised by our handlers
@@ -15,6 +16,12 @@ import { requestIdOf } from './http-safety.ts'
 export function stableErrorCodes(error: any, req: any, res: any, next: (error: unknown) => void) {
   if (error == 401 || error?.status == 401 || error?.code == 401) return unauthenticated(req, res)
   if (!error || typeof error !== 'object') return next(error)
+  classify(error, req, named => next(keptInProduction(named, req, res)))
+}
+
+function classify(error: any, req: any, next: (error: any) => void) {
+  const outage = databaseOutageAnswer(error)
+  if (outage) return next(outage)
   const status = Number(error.status ?? error.statusCode ?? 500)
   const database = databaseErrorKind(error, req)
   if (database === 'query') return next(new ApiError(400, 'INVALID_QUERY', 'The query applies a function or operator to a value of a type it does not take'))
@@ -31,6 +38,30 @@ export function stableErrorCodes(error: any, req: any, res: any, next: (error: u
     if (typeof error.target === 'string' && error.target) error.message = `${error.target} is required`
   } else if (!isStableCode(error.code)) error.code = codeFor(status, String(error.message ?? ''), req)
   next(error)
+}
+
+/**
+ * CAP answers every 5xx in production as `{"code":"500"}` (its sanitising); ours leave with their
+ * stable code and a message written for callers (the unexpected ones were replaced by
+ * INTERNAL_ERROR with the request id above, so no internal message or stack is left to hide).
+ * `$sanitize = false` is CAP's documented opt-out. A retry time becomes the Retry-After header.
+ */
+function keptInProduction(error: any, req: any, res: any) {
+  if (statusOf(error) >= 500) {
+    // A stable code raised by other code than ours: its message may be internal, its code is kept.
+    if (!(error instanceof ApiError)) error = new ApiError(statusOf(error), String(error.code), `The service could not answer (${error.code}); quote request id ${requestIdOf(req)} when you report it`, { retryAfter: error.retryAfter })
+    error.$sanitize = false
+  }
+  if (error?.retryAfter !== undefined && res && !res.headersSent) res.setHeader('Retry-After', String(error.retryAfter))
+  return error
+}
+
+/** The status CAP answers an error with (srv/protocols/http.js, normalized). */
+function statusOf(error: any): number {
+  const status = Number(error?.status ?? error?.statusCode)
+  if (status) return status
+  const code = Number(error?.code)
+  return code >= 400 && code < 600 ? code : 500
 }
 
 /**

@@ -1,4 +1,5 @@
 import cds from '@sap/cds'
+import { databaseOutageAnswer } from './database-outage.ts'
 import type { Server, IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 
@@ -99,6 +100,8 @@ export function answerTheRest(app: any) {
   app.use((error: any, req: Request, res: ServerResponse, _next: unknown) => {
     const status = Number(error?.status ?? error?.statusCode)
     if (status >= 400 && status < 500) return sendError(res, status, error.type === 'entity.too.large' ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST', String(error.message ?? 'Bad request').slice(0, 300))
+    const outage = databaseOutageAnswer(error)
+    if (outage) return sendError(res, outage.status, outage.code, outage.message, { 'Retry-After': outage.retryAfter! })
     const requestId = requestIdOf(req)
     cds.log('server').error(`unexpected error in ${req.method} ${String(req.url ?? '').slice(0, 200)} (request id ${requestId})`, error?.stack ?? error)
     sendError(res, 500, 'INTERNAL_ERROR', `An unexpected error occurred; quote request id ${requestId} when you report it`)

@@ -8,6 +8,8 @@ process.env.GATEWAY_ENABLED = 'true'
 process.env.GATEWAY_RATE_PER_SECOND = '1000000'
 process.env.GATEWAY_BURST = '1000000'
 process.env.GATEWAY_MAX_CALLS_IN_FLIGHT = '1000000'
+// Exactness under contention is the point here, not admission control (test/gateway/admission.test.ts).
+process.env.GATEWAY_MAX_INSTANCE_CALLS = '1000000'
 const app: { url: string } = cds.test(__dirname + '/../..') as any
 
 const onPostgres = (process.env.CDS_ENV ?? '').split(',').includes('pg')
@@ -21,6 +23,7 @@ afterAll(() => {
   delete process.env.GATEWAY_RATE_PER_SECOND
   delete process.env.GATEWAY_BURST
   delete process.env.GATEWAY_MAX_CALLS_IN_FLIGHT
+  delete process.env.GATEWAY_MAX_INSTANCE_CALLS
 })
 
 interface Run {

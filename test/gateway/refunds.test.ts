@@ -108,3 +108,22 @@ test('work that fails later (a chain-B job) gets its charge back once, committed
   expect(ledgerSum(entries)).toBe(10)
   expect(await balanceOf(id)).toBe(10)
 })
+
+test('a refund the database does not take at once is logged once and made in the background: the answer leaves uncharged, the units come back', async () => {
+  const { id, key } = await issueTestKey({ units: 10 })
+  const refund = jest.spyOn(ledger, 'refund').mockRejectedValueOnce(new Error('Pool resource could not be acquired within 1s'))
+  const warn = jest.spyOn(console, 'warn')
+  try {
+    const response = await GET(`${S}/Transactions('zz')`, bearer(key))
+    expect(response.data.error.code).toBe('INVALID_TX_HASH')
+    expect(response.headers['x-access-units-charged']).toBe('0')
+    for (let i = 0; i < 200 && (await balanceOf(id)) !== 10; i++) await new Promise(resolve => setTimeout(resolve, 50))
+    expect(await balanceOf(id)).toBe(10)
+    expect(refund).toHaveBeenCalledTimes(2)
+    expect(warn.mock.calls.filter(call => call.join(' ').includes('could not refund call'))).toHaveLength(1)
+    expect((await ledgerOf(id)).map(entry => [entry.kind, entry.state])).toEqual([['credit', 'posted'], ['charge', 'refunded'], ['refund', 'posted']])
+  } finally {
+    refund.mockRestore()
+    warn.mockRestore()
+  }
+})

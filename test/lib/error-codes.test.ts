@@ -90,3 +90,31 @@ test('a read whose own expression the database cannot type is 400 INVALID_QUERY;
 test('a statement PostgreSQL stopped at the request\'s deadline answers 503 QUERY_TIMEOUT, not a 5xx without a code', () => {
   expect(classify({ code: '57014', severity: 'ERROR', message: 'canceling statement due to statement timeout' })).toMatchObject({ status: 503, code: 'QUERY_TIMEOUT' })
 })
+
+test('the database away answers 503 DATABASE_UNAVAILABLE, its pool exhausted 503 DATABASE_BUSY, each with Retry-After; never a 500', () => {
+  const away: [string, object][] = [
+    ['a dead pooled client', new Error('Client has encountered a connection error and is not queryable')],
+    ['a connection cut', new Error('Connection terminated unexpectedly')],
+    ['refused by the server', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })],
+    ['a backend terminated', { code: '57P01', severity: 'FATAL', message: 'terminating connection due to administrator command' }],
+    ['the server starting', { code: '57P03', severity: 'FATAL', message: 'the database system is starting up' }],
+    ['a connection exception', { code: '08006', severity: 'FATAL', message: 'connection failure' }],
+    ['connections not allowed', { code: '55000', severity: 'FATAL', message: 'database "x" is not currently accepting connections' }],
+    ['wrapped', { status: 500, message: 'could not reserve', cause: { code: 'ECONNRESET', message: 'read ECONNRESET' } }],
+  ]
+  for (const [what, error] of away) expect([what, classify(error)]).toEqual([what, expect.objectContaining({ status: 503, code: 'DATABASE_UNAVAILABLE', retryAfter: 2 })])
+  const busy = [new Error('Pool resource could not be acquired within 1s'), Object.assign(new Error('ResourceRequest timed out'), { name: 'TimeoutError' })]
+  for (const error of busy) expect(classify(error)).toMatchObject({ status: 503, code: 'DATABASE_BUSY', retryAfter: 1 })
+})
+
+test('an answer with a retry time says it in Retry-After; 5xx answers of ours are exempt from CAP\'s production sanitising', () => {
+  const headers: Record<string, string> = {}
+  const res = { headersSent: false, setHeader: (name: string, value: string) => (headers[name] = value) }
+  let passed: any
+  stableErrorCodes(new Error('Connection terminated unexpectedly'), { originalUrl: '/odata/v4/x/Blocks' }, res, (e: unknown) => (passed = e))
+  expect(headers['Retry-After']).toBe('2')
+  expect(passed).toMatchObject({ code: 'DATABASE_UNAVAILABLE', $sanitize: false })
+  stableErrorCodes({ status: 502, code: 'UPSTREAM_BAD_ANSWER', message: 'socket hang up at 10.0.0.3' }, { originalUrl: '/odata/v4/x/Blocks' }, res, (e: unknown) => (passed = e))
+  expect(passed).toMatchObject({ status: 502, code: 'UPSTREAM_BAD_ANSWER', $sanitize: false })
+  expect(passed.message).not.toContain('10.0.0.3')
+})
