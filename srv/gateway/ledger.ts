@@ -126,7 +126,9 @@ export async function commit(requestId: string, outcome: string): Promise<boolea
 
 const COMMIT_BATCH_MS = 5
 const COMMIT_BATCH_SIZE = 200
-let batch: { requestId: string; outcome: string }[] = []
+/** Waits before each further attempt at commits the database did not take (away, or its pool exhausted). */
+const COMMIT_RETRY_DELAYS_MS = [500, 1000, 2000, 4000, 8000, 16000, 32000]
+let batch: { requestId: string; outcome: string; attempts: number }[] = []
 let flushing: NodeJS.Timeout | undefined
 
 /**
@@ -135,7 +137,7 @@ let flushing: NodeJS.Timeout | undefined
  * the sweeper voids them: a crash can only give units back, never take them twice.
  */
 export function commitSoon(requestId: string, outcome: string) {
-  batch.push({ requestId, outcome })
+  batch.push({ requestId, outcome, attempts: 0 })
   if (batch.length >= COMMIT_BATCH_SIZE) flushCommits()
   else flushing ??= outsideRequest(() => setTimeout(flushCommits, COMMIT_BATCH_MS))
 }
@@ -155,8 +157,27 @@ export async function flushCommits(): Promise<void> {
       for (const [outcome, ids] of byOutcome) await tx.run(commitMany(ids.length), [outcome, now, ...ids])
     })
   } catch (error) {
-    cds.log('gateway').error(`could not commit ${due.length} charges; they stay pending and the sweeper voids them`, error)
+    commitLater(due, error)
   }
+}
+
+/**
+ * Commits the database did not take go back into the batch and are tried again a little later,
+ * so a served call stays charged through a short outage or a burst on the pool; after the last
+ * attempt they stay pending and the sweeper voids them (the caller keeps the units, never pays twice).
+ */
+function commitLater(due: typeof batch, error: unknown) {
+  const again = due.filter(entry => entry.attempts < COMMIT_RETRY_DELAYS_MS.length)
+  const first = again.length === due.length && due.every(entry => entry.attempts === 0)
+  if (again.length < due.length) cds.log('gateway').error(`could not commit ${due.length - again.length} charges after ${COMMIT_RETRY_DELAYS_MS.length + 1} attempts; they stay pending and the sweeper voids them`, error)
+  else if (first) cds.log('gateway').warn(`could not commit ${due.length} charges at once (${(error as Error)?.message}); trying again`)
+  if (!again.length) return
+  const delay = COMMIT_RETRY_DELAYS_MS[Math.min(...again.map(entry => entry.attempts))]
+  for (const entry of again) entry.attempts++
+  outsideRequest(() => setTimeout(() => {
+    batch.push(...again)
+    flushing ??= setTimeout(flushCommits, COMMIT_BATCH_MS)
+  }, delay)).unref?.()
 }
 
 /**

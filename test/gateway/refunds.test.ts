@@ -127,3 +127,25 @@ test('a refund the database does not take at once is logged once and made in the
     warn.mockRestore()
   }
 })
+
+test('commits the database does not take at once are tried again: a served call stays charged, warned about once', async () => {
+  const { id } = await issueTestKey({ units: 10 })
+  const { ApiKeys } = cds.entities('gateway')
+  const { secretHash } = await cds.tx(() => SELECT.one.from(ApiKeys).columns('secretHash').where({ ID: id }))
+  await ledger.reserve({ keyId: id, secretHash, version: 0, units: 2, routeClass: 'entity-read', route: 'GET /retried', requestId: 'retried-commit' })
+  const warn = jest.spyOn(console, 'warn')
+  const tx = jest.spyOn(cds, 'tx').mockImplementationOnce((() => Promise.reject(new Error('Pool resource could not be acquired within 1s'))) as never)
+  try {
+    ledger.commitSoon('retried-commit', '200')
+    await ledger.flushCommits()
+    const state = async () => (await ledgerOf(id)).find(entry => entry.requestId === 'retried-commit' && entry.kind === 'charge')?.state
+    expect(await state()).toBe('pending')
+    for (let i = 0; i < 200 && (await state()) === 'pending'; i++) await new Promise(resolve => setTimeout(resolve, 50))
+    expect(await state()).toBe('committed')
+    expect(await balanceOf(id)).toBe(8)
+    expect(warn.mock.calls.filter(call => call.join(' ').includes('could not commit'))).toHaveLength(1)
+  } finally {
+    tx.mockRestore()
+    warn.mockRestore()
+  }
+})
