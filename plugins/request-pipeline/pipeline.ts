@@ -18,6 +18,7 @@ import { serveFrontEnds } from '../../srv/front-ends/index.ts'
 import { refuseToStartWithProductionProblems } from '../../srv/production-checks.ts'
 import { refuseDisabledChains } from '../../srv/chains/disabled-chains.ts'
 import { serveMcpPackage } from '../../srv/mcp-package/index.ts'
+import { checkHealthSettings, serveLiveness, serveReadiness } from '../../srv/health/index.ts'
 
 /**
  * A request's way through the server, each step in the order it runs. Configuration is read from
@@ -40,7 +41,11 @@ export function installRequestPipeline() {
   installKeyLanes()
   // 3. Answers too large are refused (after the gateway, so its refund sees the refusal).
   onBootstrap(app => app.use(['/odata', '/api'], boundAnswerSize))
-  // 4. The routes that are no service: the prover keys, the MCP tool servers' package and the front ends.
+  // 4. The routes that are no service: the probes (before CAP's stub /health), the prover keys, the
+  //    MCP tool servers' package and the front ends.
+  checkHealthSettings()
+  onBootstrap(app => app.use('/health', serveLiveness))
+  onBootstrap(app => app.use('/ready', serveReadiness))
   onBootstrap(app => app.use('/zk-config', serveZkConfig))
   onBootstrap(app => app.use('/mcp', serveMcpPackage))
   onBootstrap(serveFrontEnds)
