@@ -58,7 +58,11 @@ export class UpstreamWatch {
   private lastSuccessAt?: number
   private last?: { at: number; ok: boolean; reason?: string }
 
-  constructor(private readonly tip: () => Promise<unknown>) {}
+  private readonly tip: () => Promise<unknown>
+
+  constructor(tip: () => Promise<unknown>) {
+    this.tip = tip
+  }
 
   async check(settings: HealthSettings): Promise<Check> {
     const now = Date.now()
@@ -100,7 +104,7 @@ const SYNC_COLUMNS = ['network', 'chainHeight', 'chainTipAt', 'indexedHeight', '
  * lease holder last saw, the block indexed, the lag between them. Behind by more than maxLagBlocks,
  * or failing, it is DEGRADED: the lag is the same for every instance, so it never makes one unready.
  */
-async function checkFollower(entity: { name: string }, runsHere: boolean, settings: HealthSettings): Promise<Check> {
+async function checkFollower(entity: typeof ChainASyncState | typeof ChainBSyncState, runsHere: boolean, settings: HealthSettings): Promise<Check> {
   let row: SyncRow | undefined
   try {
     row = (await withinTime(cds.db.run(SELECT.one.from(entity).columns(...SYNC_COLUMNS)), settings.databaseTimeoutMs)) as SyncRow | undefined

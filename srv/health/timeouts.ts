@@ -1,7 +1,10 @@
 /** A check that did not answer in time. */
 export class CheckTimedOut extends Error {
-  constructor(readonly ms: number) {
+  readonly ms: number
+
+  constructor(ms: number) {
     super(`no answer within ${ms} ms`)
+    this.ms = ms
   }
 }
 
