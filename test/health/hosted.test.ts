@@ -117,6 +117,21 @@ describe('when the database does not answer', () => {
   })
 })
 
+test('a follower far behind the tip: its chain DEGRADED with the lag, the instance still READY', async () => {
+  const { INSERT, DELETE } = cds.ql
+  await INSERT.into('chaina.SyncState').entries({ ID: 'chain-a', network: 'devnet', chainHeight: 1000, indexedHeight: 10, status: 'syncing', paused: false })
+  try {
+    const { status, body } = await probe('/ready')
+    expect(body).toMatchObject({
+      status: 'READY',
+      checks: { chainA: { status: 'DEGRADED', reason: expect.stringMatching(/990 blocks behind/), follower: { status: 'DEGRADED', lagBlocks: 990, state: 'syncing', runsHere: false } } },
+    })
+    expect(status).toBe(200)
+  } finally {
+    await DELETE.from('chaina.SyncState').where({ ID: 'chain-a' })
+  }
+})
+
 test('one answer serves every probe for HEALTH_CACHE_MS: the database is asked once', async () => {
   process.env.HEALTH_CACHE_MS = '600000'
   try {
