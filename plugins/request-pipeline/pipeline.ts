@@ -22,6 +22,7 @@ import { refuseDisabledChains } from '../../srv/chains/disabled-chains.ts'
 import { serveMcpPackage } from '../../srv/mcp-package/index.ts'
 import { serveMetrics } from '../../srv/metrics/index.ts'
 import { measureRequests } from '../../srv/metrics/requests.ts'
+import { checkHealthSettings, serveLiveness, serveReadiness } from '../../srv/health/index.ts'
 
 /**
  * A request's way through the server, each step in the order it runs. Configuration is read from
@@ -47,7 +48,11 @@ export function installRequestPipeline() {
   installKeyLanes()
   // 3. Answers too large are refused (after the gateway, so its refund sees the refusal).
   onBootstrap(app => app.use(['/odata', '/api'], boundAnswerSize))
-  // 4. The routes that are no service: the prover keys, the metrics (for the METRICS_TOKEN only), the MCP tool servers' package and the front ends.
+  // 4. The routes that are no service: the probes (before CAP's stub /health), the prover keys, the
+  //    metrics (for the METRICS_TOKEN only), the MCP tool servers' package and the front ends.
+  checkHealthSettings()
+  onBootstrap(app => app.use('/health', serveLiveness))
+  onBootstrap(app => app.use('/ready', serveReadiness))
   onBootstrap(app => app.use('/zk-config', serveZkConfig))
   onBootstrap(app => app.use('/metrics', serveMetrics))
   onBootstrap(app => app.use('/mcp', serveMcpPackage))

@@ -51,7 +51,9 @@ export const OWN_ROUTES: readonly OwnRoute[] = [
   { path: '/me/rotate', method: 'POST', access: 'key', answer: ({ key }) => rotate(key), changesKey: true },
   { path: '/me/revoke', method: 'POST', access: 'key', answer: ({ key }) => revoke(key), changesKey: true },
   { path: '/prices', method: 'GET', access: 'public', answer: async () => ok(await priceList()) },
+  // The probes (srv/health): liveness and readiness
   { path: '/health', method: 'GET', access: 'public' },
+  { path: '/ready', method: 'GET', access: 'public' },
   { path: '/zk-config', method: 'GET', access: 'public', prefix: true },
   // Prometheus metrics: the route asks for the metrics token itself (srv/metrics/), never an API key
   { path: '/metrics', method: 'GET', access: 'public' },

@@ -54,6 +54,11 @@ export class ProverPool {
     return this.busy.size + this.waiting.length
   }
 
+  /** Threads proving now, claims waiting for one, and the threads the pool may run (the readiness probe reports them). */
+  get usage(): { busy: number; waiting: number; size: number } {
+    return { busy: this.busy.size, waiting: this.waiting.length, size: this.size }
+  }
+
   async close() {
     const workers = [...this.idle, ...this.busy.keys()]
     this.idle.length = 0
