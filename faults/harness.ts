@@ -49,7 +49,7 @@ export interface FaultsOptions {
 export interface FaultsRun {
   results: FaultResult[]
   /** After the load stopped and the sweeper's time-out passed: every charge resolved. */
-  final: { invariants: InvariantReport; pending: number; failures: string[] }
+  final: { invariants: InvariantReport; pending: number; failures: string[]; chargesByClass: Map<string, number>; totals: Totals }
 }
 
 export async function runFaults(options: FaultsOptions): Promise<FaultsRun> {
@@ -84,12 +84,15 @@ export async function runFaults(options: FaultsOptions): Promise<FaultsRun> {
       await sleep(seconds / 2)
       cluster.proxyA.set('slow')
       cluster.proxyB.set('slow')
-      await sleep(500)
+      await until(async () => (await cluster.ledger.totals()).pending > 0, 10_000)
+      const killedAt = new Date()
       await cluster.killAndRestart(cluster.instances.length - 1, () => {
         cluster.proxyA.set('pass')
         cluster.proxyB.set('pass')
       })
       await sleep(seconds / 2)
+      // The dead instance's reservations are the sweeper's: the phase lasts until they are voided, or until they are stale and fail the check.
+      await until(async () => (await cluster.ledger.pendingMadeBefore(killedAt)) === 0, STALE_AFTER_S * 1000 + 1000)
     })
     await load.stop()
     log(`load stopped; waiting ${STALE_AFTER_S} s for the sweeper to resolve what is left`)
@@ -117,6 +120,12 @@ async function runPhase(cluster: Cluster, load: Load, fault: string, inject: () 
   const unanswered = [...stats.unanswered].filter(([instance]) => !fault.includes('SIGKILL') || instance !== cluster.instances.length - 1)
   if (unanswered.length) failures.push(`requests without an answer: ${unanswered.map(([i, n]) => `${n} at instance ${i + 1}`).join(', ')}`)
   return { fault, stats, ...delta(before, after), faultedUpstreamCalls, recoveredAfterMs, invariants, failures }
+}
+
+/** Polls until the probe holds or the time is up. */
+async function until(probe: () => Promise<boolean>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs
+  while (!(await probe()) && Date.now() < deadline) await sleep(50)
 }
 
 /** Requests both proxies met in a mode other than pass, so far. */
@@ -165,7 +174,7 @@ async function finalCheck(cluster: Cluster): Promise<FaultsRun['final']> {
   const invariants = await cluster.ledger.invariants(STALE_AFTER_S)
   const failures = invariantFailures(invariants)
   if (pending) failures.push(`${pending} charges still pending ${STALE_AFTER_S} s after the load stopped`)
-  return { invariants, pending, failures }
+  return { invariants, pending, failures, chargesByClass: await cluster.ledger.chargesByClass(), totals: await cluster.ledger.totals() }
 }
 
 export function summaryLine(result: FaultResult): string {
@@ -175,7 +184,7 @@ export function summaryLine(result: FaultResult): string {
 /** One table per fault: requests, answers by status and code, units, recovery and the invariants. */
 export function faultTable(result: FaultResult): string {
   const lines = [`### ${result.fault}`, '', '| | |', '|---|---|']
-  lines.push(`| requests | ${result.stats.requests} |`)
+  lines.push(`| requests | ${result.stats.requests} (${[...result.stats.byKind].map(([kind, n]) => `${kind} ${n}`).join(', ')}) |`)
   for (const [status, n] of [...result.stats.byStatus].sort(([a], [b]) => a.localeCompare(b))) lines.push(`| ${status} | ${n} |`)
   lines.push(`| units charged / refunded (of which voided by the sweeper) | ${result.charged} / ${result.refunded} (${result.voided}) |`)
   lines.push(`| upstream calls the proxies failed or slowed | ${result.faultedUpstreamCalls} |`)

@@ -31,7 +31,7 @@ export interface InvariantReport {
 
 const BALANCES = `SELECT k.ID AS id, k.unitsLeft AS balance, COALESCE(SUM(e.units), 0) AS ledger
   FROM gateway_ApiKeys k LEFT JOIN gateway_LedgerEntries e ON e.apiKey_ID = k.ID GROUP BY k.ID, k.unitsLeft`
-const STALE = `SELECT COUNT(*) AS n FROM gateway_LedgerEntries WHERE kind = 'charge' AND state = 'pending' AND createdAt < ?`
+const PENDING_BEFORE = `SELECT COUNT(*) AS n FROM gateway_LedgerEntries WHERE kind = 'charge' AND state = 'pending' AND createdAt < ?`
 const TWICE = `SELECT requestId AS "requestId" FROM gateway_LedgerEntries WHERE kind IN ('charge', 'refund') AND requestId IS NOT NULL
   GROUP BY requestId, kind HAVING COUNT(*) > 1`
 const ASTRAY = `SELECT COUNT(*) AS n FROM gateway_LedgerEntries c WHERE c.kind = 'charge' AND (c.state = 'refunded') <>
@@ -42,6 +42,8 @@ const TOTALS = `SELECT
   COALESCE(SUM(CASE WHEN kind = 'refund' AND outcome = 'voided' THEN units ELSE 0 END), 0) AS voided,
   COALESCE(SUM(CASE WHEN kind = 'charge' AND state = 'pending' THEN 1 ELSE 0 END), 0) AS pending
   FROM gateway_LedgerEntries`
+const BY_CLASS = `SELECT routeClass AS "routeClass", state AS "state", COUNT(*) AS n FROM gateway_LedgerEntries WHERE kind = 'charge'
+  GROUP BY routeClass, state ORDER BY routeClass, state`
 const KEY_BY_HASH = `SELECT ID AS id FROM gateway_ApiKeys WHERE secretHash = ?`
 
 type Query = (sql: string, values?: unknown[]) => Promise<Record<string, unknown>[]>
@@ -89,11 +91,22 @@ export class LedgerReader {
     return { committed: Number(row.committed), refunded: Number(row.refunded), voided: Number(row.voided), pending: Number(row.pending) }
   }
 
+  /** Charges still pending that were made before the moment given. */
+  async pendingMadeBefore(moment: Date): Promise<number> {
+    const [row] = await this.query(PENDING_BEFORE, [moment.toISOString()])
+    return Number(row.n)
+  }
+
+  /** Charges by route class and state: `read-action committed` → count. */
+  async chargesByClass(): Promise<Map<string, number>> {
+    return new Map((await this.query(BY_CLASS)).map(row => [`${row.routeClass} ${row.state}`, Number(row.n)]))
+  }
+
   /** The metering invariants now; a charge counts as stale when it was created more than `olderThanS` seconds ago and is still pending. */
   async invariants(olderThanS: number): Promise<InvariantReport> {
     const balances = await this.query(BALANCES)
     const cutoff = new Date(Date.now() - olderThanS * 1000).toISOString()
-    const [stale] = await this.query(STALE, [cutoff])
+    const [stale] = await this.query(PENDING_BEFORE, [cutoff])
     const twice = await this.query(TWICE)
     const [astray] = await this.query(ASTRAY)
     return {

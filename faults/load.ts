@@ -32,6 +32,8 @@ export class PhaseStats {
   /** Requests that got no answer at all, by instance index. */
   readonly unanswered = new Map<number, number>()
   readonly latencies: number[] = []
+  /** Requests sent, by kind of the mix. */
+  readonly byKind = new Map<string, number>()
 
   add(map: Map<string, number> | Map<number, number>, key: string | number) {
     ;(map as Map<typeof key, number>).set(key, ((map as Map<typeof key, number>).get(key) ?? 0) + 1)
@@ -89,6 +91,7 @@ export class Load {
 
   private async send(instance: number, url: string, kind: Kind, key: string) {
     const stats = this.stats
+    stats.add(stats.byKind, kind)
     const started = performance.now()
     try {
       const request = requestOf(kind, this.target.address, key)
