@@ -49,7 +49,7 @@ export interface FaultsOptions {
 export interface FaultsRun {
   results: FaultResult[]
   /** After the load stopped and the sweeper's time-out passed: every charge resolved. */
-  final: { invariants: InvariantReport; pending: number; failures: string[]; chargesByClass: Map<string, number>; totals: Totals }
+  final: { invariants: InvariantReport; pending: number; failures: string[]; chargesByClass: Map<string, number>; jobsByOutcome: Map<string, number>; totals: Totals }
 }
 
 export async function runFaults(options: FaultsOptions): Promise<FaultsRun> {
@@ -174,7 +174,7 @@ async function finalCheck(cluster: Cluster): Promise<FaultsRun['final']> {
   const invariants = await cluster.ledger.invariants(STALE_AFTER_S)
   const failures = invariantFailures(invariants)
   if (pending) failures.push(`${pending} charges still pending ${STALE_AFTER_S} s after the load stopped`)
-  return { invariants, pending, failures, chargesByClass: await cluster.ledger.chargesByClass(), totals: await cluster.ledger.totals() }
+  return { invariants, pending, failures, chargesByClass: await cluster.ledger.chargesByClass(), jobsByOutcome: await cluster.ledger.jobsByOutcome(), totals: await cluster.ledger.totals() }
 }
 
 export function summaryLine(result: FaultResult): string {

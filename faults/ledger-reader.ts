@@ -44,6 +44,7 @@ const TOTALS = `SELECT
   FROM gateway_LedgerEntries`
 const BY_CLASS = `SELECT routeClass AS "routeClass", state AS "state", COUNT(*) AS n FROM gateway_LedgerEntries WHERE kind = 'charge'
   GROUP BY routeClass, state ORDER BY routeClass, state`
+const JOBS = `SELECT status AS "status", errorCode AS "errorCode", COUNT(*) AS n FROM chainb_Jobs GROUP BY status, errorCode ORDER BY status, errorCode`
 const KEY_BY_HASH = `SELECT ID AS id FROM gateway_ApiKeys WHERE secretHash = ?`
 
 type Query = (sql: string, values?: unknown[]) => Promise<Record<string, unknown>[]>
@@ -100,6 +101,11 @@ export class LedgerReader {
   /** Charges by route class and state: `read-action committed` → count. */
   async chargesByClass(): Promise<Map<string, number>> {
     return new Map((await this.query(BY_CLASS)).map(row => [`${row.routeClass} ${row.state}`, Number(row.n)]))
+  }
+
+  /** Chain-B jobs (the writes) by status and error code: `failed CHAIN_B_UNAVAILABLE` → count. */
+  async jobsByOutcome(): Promise<Map<string, number>> {
+    return new Map((await this.query(JOBS)).map(row => [`${row.status}${row.errorCode ? ' ' + row.errorCode : ''}`, Number(row.n)]))
   }
 
   /** The metering invariants now; a charge counts as stale when it was created more than `olderThanS` seconds ago and is still pending. */

@@ -22,6 +22,7 @@ async function main() {
   console.log(`\nfault harness: ${values.instances} instances on ${onPostgres() ? 'PostgreSQL' : 'SQLite'}, ${values.seconds} s per fault, node ${process.version}\n`)
   for (const result of run.results) console.log(faultTable(result) + '\n')
   console.log(`charges by route class and state: ${[...run.final.chargesByClass].map(([name, n]) => `${name} ${n}`).join(', ')}`)
+  console.log(`chain-B write jobs by status and error code: ${[...run.final.jobsByOutcome].map(([name, n]) => `${name} ${n}`).join(', ')}`)
   const { committed, refunded, voided } = run.final.totals
   console.log(`units of the whole run: ${committed} charged, ${refunded} refunded (${voided} of them voided by the sweeper)`)
   console.log(`after the load: ${run.final.pending} charges pending, ${run.final.failures.length ? 'FAIL: ' + run.final.failures.join('; ') : 'invariants OK'}`)

@@ -22,6 +22,7 @@ async function main() {
   console.log(`requests ${all.length} answered, p50 ${quantile(0.5)} ms, p99 ${quantile(0.99)} ms`)
   run.rssStartMb.forEach((rss, i) => console.log(`instance ${i + 1}: RSS ${rss.toFixed(0)} → ${last?.rssMb[i].toFixed(0)} MB, open fds ${run.fdsStart[i]} → ${last?.fds[i]}`))
   console.log(`charges by route class and state: ${[...run.final.chargesByClass].map(([name, n]) => `${name} ${n}`).join(', ')}`)
+  console.log(`chain-B write jobs by status and error code: ${[...run.final.jobsByOutcome].map(([name, n]) => `${name} ${n}`).join(', ')}`)
   const { committed, refunded, voided } = run.final.totals
   console.log(`units of the whole run: ${committed} charged, ${refunded} refunded (${voided} of them voided by the sweeper)`)
   console.log(`after the load: ${run.final.pending} charges pending, ${run.final.failures.length ? 'FAIL: ' + run.final.failures.join('; ') : 'invariants OK'}`)
