@@ -54,7 +54,10 @@ export interface ClusterOptions {
 
 export class Cluster {
   instances: Instance[] = []
+  /** The keys the load mix uses. */
   keys: { id: string; key: string }[] = []
+  /** A key only the calls cut off by the SIGKILL use, so their reservations can be told apart. */
+  victimKey = { id: '', key: '' }
   readonly chainA: ChainADevnet
   readonly proxyA: FaultProxy
   readonly proxyB: FaultProxy
@@ -110,7 +113,9 @@ export class Cluster {
       // One after the other: the first creates the SQLite file's schema.
       for (let i = 0; i < options.instances; i++) cluster.instances.push(await cluster.startInstance(i))
       log(`issuing ${options.keys} keys`)
-      cluster.keys = await Promise.all(Array.from({ length: options.keys }, () => cluster.issueKey(options.units ?? 100_000_000)))
+      const keys = await Promise.all(Array.from({ length: options.keys + 1 }, () => cluster.issueKey(options.units ?? 100_000_000)))
+      cluster.victimKey = keys.pop()!
+      cluster.keys = keys
       return cluster
     } catch (error) {
       for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined)

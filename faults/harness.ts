@@ -16,10 +16,14 @@ export const UPSTREAM_FAULTS: FaultMode[] = ['slow', '5xx', 'reset', 'truncate',
 /** How long an instance may take to answer a metered read with 200 again once a fault is over. */
 export const RECOVERY_BOUND_MS = 30_000
 /** A charge still pending this long after it was made outlived the sweeper (its time-out, one sweep, and slack for a busy machine). */
+/** Calls that are mid-charge in the instance when it is killed. */
+const VICTIM_CALLS = 4
 export const STALE_AFTER_S = TIMINGS.reservationTimeoutS + TIMINGS.sweepIntervalS + 5
 
 export interface FaultResult {
   fault: string
+  /** What the fault itself observed (the killed instance's reservations). */
+  note?: string
   stats: PhaseStats
   /** Units charged (committed) and given back (refunded or voided) during the phase. */
   charged: number
@@ -60,7 +64,7 @@ export async function runFaults(options: FaultsOptions): Promise<FaultsRun> {
     await recovery(cluster)
     load.start()
     const results: FaultResult[] = []
-    const phase = async (fault: string, inject: () => Promise<void>) => {
+    const phase = async (fault: string, inject: () => Promise<PhaseOutcome | void>) => {
       log(`fault: ${fault}`)
       results.push(await runPhase(cluster, load, fault, inject))
       log(summaryLine(results.at(-1)!))
@@ -79,20 +83,32 @@ export async function runFaults(options: FaultsOptions): Promise<FaultsRun> {
       await sleep(seconds)
       await cluster.database.giveBack()
     })
-    // The upstreams are slowed first, so the instance dies with reservations made and their calls waiting upstream.
+    // Calls of a key of their own wait upstream with their units reserved when the instance dies: the sweeper must void exactly those.
     await phase('instance SIGKILLed mid-charge and restarted', async () => {
       await sleep(seconds / 2)
+      const victim = cluster.instances.length - 1
+      const { id, key } = cluster.victimKey
       cluster.proxyA.set('slow')
       cluster.proxyB.set('slow')
-      await until(async () => (await cluster.ledger.totals()).pending > 0, 10_000)
-      const killedAt = new Date()
-      await cluster.killAndRestart(cluster.instances.length - 1, () => {
+      const calls = Array.from({ length: VICTIM_CALLS }, () => {
+        const request = chainARead(cluster.chainA.wallets()[0].address, key)
+        return fetch(cluster.instances[victim].url + request.path, request.init).then(response => response.arrayBuffer(), () => undefined)
+      })
+      await until(async () => (await cluster.ledger.chargesOf(id)).pending === VICTIM_CALLS, 10_000)
+      const reserved = (await cluster.ledger.chargesOf(id)).pending
+      await cluster.killAndRestart(victim, () => {
         cluster.proxyA.set('pass')
         cluster.proxyB.set('pass')
       })
+      await Promise.all(calls)
       await sleep(seconds / 2)
-      // The dead instance's reservations are the sweeper's: the phase lasts until they are voided, or until they are stale and fail the check.
-      await until(async () => (await cluster.ledger.pendingMadeBefore(killedAt)) === 0, STALE_AFTER_S * 1000 + 1000)
+      // The phase lasts until the sweeper voided them, or until they are stale and fail the check.
+      await until(async () => (await cluster.ledger.chargesOf(id)).pending === 0, STALE_AFTER_S * 1000 + 1000)
+      const { voided, total } = await cluster.ledger.chargesOf(id)
+      const failures = []
+      if (reserved !== VICTIM_CALLS) failures.push(`only ${reserved} of ${VICTIM_CALLS} calls had their units reserved when the instance was killed`)
+      if (voided !== total) failures.push(`of the killed instance's ${total} reservations ${voided} were voided`)
+      return { note: `${reserved} calls mid-charge when killed, ${voided} of them voided by the sweeper`, failures }
     })
     await load.stop()
     log(`load stopped; waiting ${STALE_AFTER_S} s for the sweeper to resolve what is left`)
@@ -102,24 +118,30 @@ export async function runFaults(options: FaultsOptions): Promise<FaultsRun> {
   }
 }
 
-async function runPhase(cluster: Cluster, load: Load, fault: string, inject: () => Promise<void>): Promise<FaultResult> {
+/** What a fault found beyond the invariants every phase checks. */
+interface PhaseOutcome {
+  note: string
+  failures: string[]
+}
+
+async function runPhase(cluster: Cluster, load: Load, fault: string, inject: () => Promise<PhaseOutcome | void>): Promise<FaultResult> {
   const before = await cluster.ledger.totals()
   const faultedBefore = faultedCalls(cluster)
   load.nextPhase()
-  await inject()
+  const outcome = await inject()
   const faultedUpstreamCalls = faultedCalls(cluster) - faultedBefore
   const recoveredAfterMs = await recovery(cluster)
   const stats = load.nextPhase()
   const after = await cluster.ledger.totals()
   const invariants = await cluster.ledger.invariants(STALE_AFTER_S)
-  const failures = [...invariantFailures(invariants)]
+  const failures = [...invariantFailures(invariants), ...(outcome?.failures ?? [])]
   recoveredAfterMs.forEach((ms, i) => ms === undefined && failures.push(`instance ${i + 1} did not serve within ${RECOVERY_BOUND_MS / 1000} s`))
   if (stats.bad5xx.size) failures.push(`5xx other than 502/503/504 with a code: ${[...stats.bad5xx].map(([k, n]) => `${n} × ${k}`).join(', ')}`)
   // An instance that did not come back is restarted, so that the next fault is measured on its own.
   for (const [index, ms] of recoveredAfterMs.entries()) if (ms === undefined) await cluster.restart(index)
   const unanswered = [...stats.unanswered].filter(([instance]) => !fault.includes('SIGKILL') || instance !== cluster.instances.length - 1)
   if (unanswered.length) failures.push(`requests without an answer: ${unanswered.map(([i, n]) => `${n} at instance ${i + 1}`).join(', ')}`)
-  return { fault, stats, ...delta(before, after), faultedUpstreamCalls, recoveredAfterMs, invariants, failures }
+  return { fault, note: outcome?.note, stats, ...delta(before, after), faultedUpstreamCalls, recoveredAfterMs, invariants, failures }
 }
 
 /** Polls until the probe holds or the time is up. */
@@ -184,6 +206,7 @@ export function summaryLine(result: FaultResult): string {
 /** One table per fault: requests, answers by status and code, units, recovery and the invariants. */
 export function faultTable(result: FaultResult): string {
   const lines = [`### ${result.fault}`, '', '| | |', '|---|---|']
+  if (result.note) lines.push(`| fault | ${result.note} |`)
   lines.push(`| requests | ${result.stats.requests} (${[...result.stats.byKind].map(([kind, n]) => `${kind} ${n}`).join(', ')}) |`)
   for (const [status, n] of [...result.stats.byStatus].sort(([a], [b]) => a.localeCompare(b))) lines.push(`| ${status} | ${n} |`)
   lines.push(`| units charged / refunded (of which voided by the sweeper) | ${result.charged} / ${result.refunded} (${result.voided}) |`)

@@ -45,6 +45,11 @@ const TOTALS = `SELECT
 const BY_CLASS = `SELECT routeClass AS "routeClass", state AS "state", COUNT(*) AS n FROM gateway_LedgerEntries WHERE kind = 'charge'
   GROUP BY routeClass, state ORDER BY routeClass, state`
 const JOBS = `SELECT status AS "status", errorCode AS "errorCode", COUNT(*) AS n FROM chainb_Jobs GROUP BY status, errorCode ORDER BY status, errorCode`
+const CHARGES_OF_KEY = `SELECT
+  COALESCE(SUM(CASE WHEN state = 'pending' THEN 1 ELSE 0 END), 0) AS pending,
+  COALESCE(SUM(CASE WHEN state = 'refunded' AND outcome = 'voided' THEN 1 ELSE 0 END), 0) AS voided,
+  COUNT(*) AS total
+  FROM gateway_LedgerEntries WHERE kind = 'charge' AND apiKey_ID = ?`
 const KEY_BY_HASH = `SELECT ID AS id FROM gateway_ApiKeys WHERE secretHash = ?`
 
 type Query = (sql: string, values?: unknown[]) => Promise<Record<string, unknown>[]>
@@ -96,6 +101,12 @@ export class LedgerReader {
   async pendingMadeBefore(moment: Date): Promise<number> {
     const [row] = await this.query(PENDING_BEFORE, [moment.toISOString()])
     return Number(row.n)
+  }
+
+  /** One key's charges: how many are pending, how many the sweeper voided, how many in all. */
+  async chargesOf(keyId: string): Promise<{ pending: number; voided: number; total: number }> {
+    const [row] = await this.query(CHARGES_OF_KEY, [keyId])
+    return { pending: Number(row.pending), voided: Number(row.voided), total: Number(row.total) }
   }
 
   /** Charges by route class and state: `read-action committed` → count. */
