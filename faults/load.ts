@@ -89,32 +89,32 @@ export class Load {
     }
   }
 
+  /** Answers count in the phase they arrive in (the figures of a phase are final once it is over). */
   private async send(instance: number, url: string, kind: Kind, key: string) {
-    const stats = this.stats
-    stats.add(stats.byKind, kind)
+    this.stats.add(this.stats.byKind, kind)
     const started = performance.now()
     try {
       const request = requestOf(kind, this.target.address, key)
       const response = await fetch(url + request.path, { ...request.init, signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) })
       const text = await response.text()
-      stats.requests++
-      stats.latencies.push(performance.now() - started)
-      record(stats, response.status, text)
+      this.stats.requests++
+      this.stats.latencies.push(performance.now() - started)
+      record(this.stats, response.status, text, kind)
     } catch (error) {
-      stats.requests++
-      stats.add(stats.unanswered, instance)
-      stats.add(stats.byStatus, `no answer ${causeOf(error)}`)
+      this.stats.requests++
+      this.stats.add(this.stats.unanswered, instance)
+      this.stats.add(this.stats.byStatus, `no answer ${causeOf(error)}`)
       // A refused connection fails at once: no busy loop against an instance that is down.
       await new Promise(resolve => setTimeout(resolve, 100))
     }
   }
 }
 
-function record(stats: PhaseStats, status: number, text: string) {
+function record(stats: PhaseStats, status: number, text: string, kind: Kind) {
   if (status < 400) return stats.add(stats.byStatus, String(status))
   const code = codeOf(text)
   stats.add(stats.byStatus, `${status} ${code ?? '(no code)'}`)
-  if (status >= 500 && (![502, 503, 504].includes(status) || !code || !STABLE_CODE.test(code))) stats.add(stats.bad5xx, `${status} ${code ?? '(no code)'}`)
+  if (status >= 500 && (![502, 503, 504].includes(status) || !code || !STABLE_CODE.test(code))) stats.add(stats.bad5xx, `${status} ${code ?? '(no code)'} (${kind})`)
 }
 
 function codeOf(text: string): string | undefined {
