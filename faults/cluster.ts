@@ -139,6 +139,11 @@ export class Cluster {
     this.instances[index] = await this.startInstance(index)
   }
 
+  /** The last lines each instance logged with an error in them (the output a restarted instance had is gone with it). */
+  errorLines(count = 20): string[][] {
+    return this.instances.map(({ server }) => server.output().split('\n').filter(line => /error/i.test(line)).slice(-count))
+  }
+
   /** Stops an instance (SIGTERM, SIGKILL after a grace) and starts it again. */
   async restart(index: number): Promise<void> {
     this.log(`restarting instance ${index + 1}, which did not serve again`)

@@ -52,6 +52,8 @@ export interface FaultsOptions {
 
 export interface FaultsRun {
   results: FaultResult[]
+  /** The last error lines of each instance's log, when a fault failed. */
+  errorLines: string[][]
   /** After the load stopped and the sweeper's time-out passed: every charge resolved. */
   final: { invariants: InvariantReport; pending: number; failures: string[]; chargesByClass: Map<string, number>; jobsByOutcome: Map<string, number>; totals: Totals }
 }
@@ -117,7 +119,9 @@ export async function runFaults(options: FaultsOptions): Promise<FaultsRun> {
     })
     await load.stop()
     log(`load stopped; waiting ${STALE_AFTER_S} s for the sweeper to resolve what is left`)
-    return { results, final: await finalCheck(cluster) }
+    const final = await finalCheck(cluster)
+    const failed = results.some(result => result.failures.length) || final.failures.length
+    return { results, final, errorLines: failed ? cluster.errorLines() : [] }
   } finally {
     await cluster.stop()
   }

@@ -28,6 +28,7 @@ async function main() {
   console.log(`after the load: ${run.final.pending} charges pending, ${run.final.failures.length ? 'FAIL: ' + run.final.failures.join('; ') : 'invariants OK'}`)
   const failed = run.results.filter(result => result.failures.length)
   for (const result of failed) console.log(`FAIL ${result.fault}: ${result.failures.join('; ')}`)
+  run.errorLines.forEach((lines, i) => lines.length && console.log(`\nthe last error lines of instance ${i + 1}:\n${lines.join('\n')}`))
   process.exit(failed.length || run.final.failures.length ? 1 : 0)
 }
 

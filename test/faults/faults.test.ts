@@ -34,6 +34,6 @@ test('every fault was met: the upstreams were failed, the database taken away, a
 
 test('after every fault the invariants hold', () => {
   const failures = failuresOf(run)
-  if (failures.length) console.log(run.results.map(faultTable).join('\n\n'))
+  if (failures.length) console.log([...run.results.map(faultTable), ...run.errorLines.map((lines, i) => `instance ${i + 1}:\n${lines.join('\n')}`)].join('\n\n'))
   expect(failures).toEqual([])
 })
