@@ -3,7 +3,7 @@ declare module 'pg' {
   export class Client {
     constructor(config: { host: string; port: number; user: string; database: string })
     connect(): Promise<void>
-    query(sql: string): Promise<{ rows: any[] }>
+    query(sql: string, values?: unknown[]): Promise<{ rows: any[] }>
     end(): Promise<void>
   }
 }

@@ -3,6 +3,8 @@ import { spawn } from 'node:child_process'
 /** A server started as its own process (with its children), answering once it listens. */
 export interface RunningServer {
   url: string
+  /** The server's process id (the command's own process; its children have their own). */
+  pid: number
   /** Signals the process group, children included (SIGTERM unless told otherwise). */
   stop(signal?: NodeJS.Signals): void
   /** Whether the process is still running. */
@@ -52,7 +54,7 @@ export function startServer(command: string, args: string[], options: { cwd: str
         output = ''
         clearTimeout(timer)
         const running = () => child.exitCode === null && child.signalCode === null
-        resolve({ url: match[1], stop, running, groupRunning, exited, output: () => head + output })
+        resolve({ url: match[1], pid: child.pid!, stop, running, groupRunning, exited, output: () => head + output })
       }
     }
     child.stdout!.on('data', watch)
