@@ -3,7 +3,8 @@ import { ApiError } from './errors.ts'
 /**
  * The database not being there for a request is no failure of the request: while PostgreSQL is
  * down, restarting, refusing connections or cutting them, the answer is 503 DATABASE_UNAVAILABLE;
- * while every pooled connection is busy past the pool's acquire time-out, 503 DATABASE_BUSY. Both
+ * while every pooled connection is busy past the pool's acquire time-out (or, on SQLite, another
+ * process holds the file's lock past the busy time-out), 503 DATABASE_BUSY. Both
  * say when to retry. Nothing a caller sends can cause either, so neither is a 5xx without a code.
  */
 
@@ -23,6 +24,8 @@ const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 const UNAVAILABLE_MESSAGE = /not queryable|The database cannot be reached|Connection terminated|is not currently accepting connections|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command|Client was closed/i
 /** The pool's acquire time-out: @cap-js/db-service's own pool and generic-pool (`cds.features.use_generic_pool`). */
 const POOL_TIMEOUT_MESSAGE = /Pool resource could not be acquired within|ResourceRequest timed out/
+/** SQLite's lock held by another process (a second instance on the same file) beyond the busy time-out. */
+const SQLITE_BUSY_MESSAGE = /database is locked|SQLITE_BUSY/
 
 export type DatabaseOutage = 'unavailable' | 'busy'
 
@@ -30,7 +33,7 @@ export type DatabaseOutage = 'unavailable' | 'busy'
 export function databaseOutageOf(error: unknown): DatabaseOutage | undefined {
   for (let e: any = error, depth = 0; e && typeof e === 'object' && depth < 5; e = e.cause, depth++) {
     const message = String(e.message ?? '')
-    if (POOL_TIMEOUT_MESSAGE.test(message)) return 'busy'
+    if (POOL_TIMEOUT_MESSAGE.test(message) || SQLITE_BUSY_MESSAGE.test(message) || e.errcode === 5) return 'busy'
     const sqlState = typeof e.sqlState === 'string' ? e.sqlState : typeof e.code === 'string' ? e.code : ''
     if (UNAVAILABLE_SQLSTATE.test(sqlState) || UNAVAILABLE_ERRNO.has(sqlState) || UNAVAILABLE_MESSAGE.test(message)) return 'unavailable'
     if (Array.isArray(e.errors) && e.errors.some((inner: unknown) => databaseOutageOf(inner))) return 'unavailable'

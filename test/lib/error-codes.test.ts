@@ -103,7 +103,12 @@ test('the database away answers 503 DATABASE_UNAVAILABLE, its pool exhausted 503
     ['wrapped', { status: 500, message: 'could not reserve', cause: { code: 'ECONNRESET', message: 'read ECONNRESET' } }],
   ]
   for (const [what, error] of away) expect([what, classify(error)]).toEqual([what, expect.objectContaining({ status: 503, code: 'DATABASE_UNAVAILABLE', retryAfter: 2 })])
-  const busy = [new Error('Pool resource could not be acquired within 1s'), Object.assign(new Error('ResourceRequest timed out'), { name: 'TimeoutError' })]
+  const busy = [
+    new Error('Pool resource could not be acquired within 1s'),
+    Object.assign(new Error('ResourceRequest timed out'), { name: 'TimeoutError' }),
+    // node:sqlite, another process holding the file's lock past the busy time-out
+    Object.assign(new Error('database is locked'), { code: 'ERR_SQLITE_ERROR', errcode: 5, errstr: 'database is locked' }),
+  ]
   for (const error of busy) expect(classify(error)).toMatchObject({ status: 503, code: 'DATABASE_BUSY', retryAfter: 1 })
 })
 
