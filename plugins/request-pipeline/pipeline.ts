@@ -3,6 +3,7 @@ import type { Application } from 'express'
 import type { Server } from 'node:http'
 import { answerClientErrors, answerTheRest, assignRequestId, keepServingOnUncaughtErrors, refuseHostileTargets } from '../../srv/lib/http-safety.ts'
 import { tieWorkToAnswer } from '../../srv/lib/request-work.ts'
+import { refuseWhileStopping } from '../../srv/lib/graceful-stop.ts'
 import { followRouteAliases } from '../../srv/lib/route-aliases.ts'
 import { boundAnswerSize } from '../../srv/lib/answer-size.ts'
 import { limitStatementsToRequestDeadline } from '../../srv/lib/statement-deadline.ts'
@@ -29,8 +30,8 @@ export function installRequestPipeline() {
   // Refusals before the hosted gateway's metering say that they charged nothing.
   const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
 
-  // 1. Every request: an id, its work tied to its answer, hostile targets refused, /api/v1 spellings followed.
-  onBootstrap(app => app.use(assignRequestId, tieWorkToAnswer, refuseHostileTargets(uncharged), followRouteAliases))
+  // 1. Every request: an id, refused once the process stops (else counted in flight), its work tied to its answer, hostile targets refused, /api/v1 spellings followed.
+  onBootstrap(app => app.use(assignRequestId, refuseWhileStopping(uncharged), tieWorkToAnswer, refuseHostileTargets(uncharged), followRouteAliases))
   //    A chain turned off answers its routes 503 CHAIN_A_DISABLED / CHAIN_B_DISABLED, uncharged.
   const disabledChains = refuseDisabledChains(uncharged)
   if (disabledChains) onBootstrap(app => app.use(disabledChains))

@@ -3,6 +3,7 @@ import type { Application } from 'express'
 import { gatewayConfig } from './config.ts'
 import { Gateway } from './gateway.ts'
 import { refundLater } from './ledger.ts'
+import { onStop } from '../lib/graceful-stop.ts'
 
 /**
  * Puts the hosted gateway in front of every route when it is enabled (development and the hosted
@@ -20,7 +21,7 @@ export function installGateway(): Gateway | undefined {
   })
   cds.on('served', services => gateway.start(Object.values(services)))
   cds.on('served', services => refundFailedWork(Object.values(services)))
-  cds.on('shutdown', () => gateway.stop())
+  onStop(() => gateway.stop())
   return gateway
 }
 

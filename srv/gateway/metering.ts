@@ -7,6 +7,7 @@ import * as ledger from './ledger.ts'
 import { loadPrices } from './prices.ts'
 import { holdResponse } from './response-hold.ts'
 import { scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
+import { cutAtGraceEnd } from '../lib/graceful-stop.ts'
 
 /**
  * Units around a metered call: reserve the price before the call is handled, then, before the
@@ -22,6 +23,8 @@ const PRICE_REFRESH_MS = 60_000
  */
 const IDEMPOTENT_REPLAY = 'x-idempotent-replay'
 const SHUTDOWN_FLUSH_MS = 3000
+/** A call still running when the instance's shutdown grace ends (srv/lib/graceful-stop.ts). */
+const STOPPED_BEFORE_ANSWER = refusal(503, 'SHUTTING_DOWN', 'This instance stopped before the call was answered; its units are refunded: send it again', {}, { connection: 'close', 'retry-after': 5 })
 /** The ledger stores the route of a call cut to this length (its column's size). */
 const ROUTE_LENGTH = 500
 
@@ -127,12 +130,20 @@ export class Metering {
         ledger.commitSoon(requestId, String(status))
       }
     })
+    /** Answers the call itself, unless the handler started answering, and refunds it. */
+    const cutOff = (answer: Answer, outcome: string): Promise<void> | undefined => {
+      clearTimeout(timer)
+      if (!held.takeOver()) return undefined
+      held.send(answer.status, { 'content-type': 'application/json', [UNITS_CHARGED]: 0, [UNITS_LEFT]: unitsLeft + units, ...answer.headers }, JSON.stringify(answer.body))
+      return ledger.refund(requestId, outcome).then(
+        () => undefined,
+        error => cds.log('gateway').error(`could not refund a call cut off (${outcome}); the sweeper will`, requestId, error),
+      )
+    }
     const timer = setTimeout(() => {
-      if (!held.takeOver()) return
-      const timedOut = refusal(504, 'UPSTREAM_TIMEOUT', `The call was not answered within ${this.config.timeoutMs} ms; its units are refunded`)
-      held.send(timedOut.status, { 'content-type': 'application/json', [UNITS_CHARGED]: 0, [UNITS_LEFT]: unitsLeft + units }, JSON.stringify(timedOut.body))
-      ledger.refund(requestId, 'timeout').catch(error => cds.log('gateway').error('could not refund a timed-out call; the sweeper will', requestId, error))
+      void cutOff(refusal(504, 'UPSTREAM_TIMEOUT', `The call was not answered within ${this.config.timeoutMs} ms; its units are refunded`), 'timeout')
     }, this.config.timeoutMs)
+    cutAtGraceEnd(res, () => cutOff(STOPPED_BEFORE_ANSWER, 'shutdown'))
   }
 
   private async reloadPrices() {

@@ -1,5 +1,6 @@
 import cds from '@sap/cds'
 import { outsideRequest } from './request-work.ts'
+import { onStop } from './graceful-stop.ts'
 
 /**
  * Background work of an owning service (DESIGN 2, 9.14): one job per owner, started once the
@@ -35,7 +36,7 @@ export function scheduleJob(name: string, intervalMs: number, work: () => Promis
     clearInterval(ticks.timer)
     await running
   }
-  cds.on('shutdown', stop)
+  onStop(stop)
 
   return {
     async runNow() {
