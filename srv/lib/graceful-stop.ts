@@ -139,10 +139,12 @@ async function runStopSteps(): Promise<void> {
 export function stopGracefullyOnSignals(server: Server) {
   // Under jest, jest ends the process.
   if (typeof (globalThis as { test?: unknown }).test === 'function') return
-  setImmediate(() => takeOverSignals(server))
+  // Read now: a malformed setting fails the start, not the stop.
+  const graceMs = shutdownGraceMs()
+  setImmediate(() => takeOverSignals(server, graceMs))
 }
 
-function takeOverSignals(server: Server) {
+function takeOverSignals(server: Server, graceMs: number) {
   let started = false
   for (const signal of SIGNALS) {
     const capShutdown = process.listeners(signal)
@@ -150,7 +152,7 @@ function takeOverSignals(server: Server) {
     process.on(signal, () => {
       if (started) return
       started = true
-      stop(server, signal, capShutdown).catch(error => {
+      stop(server, graceMs, signal, capShutdown).catch(error => {
         cds.log('server').error('stopping failed; ending the process', error)
         process.exit(1)
       })
@@ -158,8 +160,7 @@ function takeOverSignals(server: Server) {
   }
 }
 
-async function stop(server: Server, signal: string, capShutdown: NodeJS.SignalsListener[]) {
-  const graceMs = shutdownGraceMs()
+async function stop(server: Server, graceMs: number, signal: string, capShutdown: NodeJS.SignalsListener[]) {
   markStopping()
   const log = cds.log('server')
   log.info(`${signal}: stopping; new requests answer 503 SHUTTING_DOWN; ${inFlight.size} call(s) in flight get up to ${graceMs} ms`)

@@ -96,7 +96,7 @@ export class JobRunner {
   async stop() {
     await this.schedule?.stop()
     await Promise.all(this.inFlight.values())
-    if (this.schedule) await this.handBackLeases()
+    await this.handBackLeases()
   }
 
   private async handBackLeases() {
