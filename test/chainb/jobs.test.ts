@@ -120,7 +120,7 @@ test('a runner that stops hands back the leases on its jobs: another takes them 
   const log = cds.log('chainb')
   const info = jest.spyOn(log, 'info')
   try {
-    await new JobRunner(async () => undefined, jobSettings(), 'a-stopping-runner').stop()
+    await new JobRunner(async () => undefined, jobSettings(), 'a-stopping-runner').stop(true)
     const job = await waitFor('taken over', async () => {
       const row = await jobOf('bob', accepted.jobId)
       return row.attempt === 2 && row

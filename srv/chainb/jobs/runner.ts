@@ -6,6 +6,7 @@ import { runWrite, tableOf } from '../../lib/plain-sql.ts'
 import { scheduleJob, type ScheduledJob } from '../../lib/scheduled-job.ts'
 import { onStop } from '../../lib/graceful-stop.ts'
 import { HANDED_BACK, takeoverNote } from '../../lib/lease.ts'
+import { isStopping } from '../../lib/lifecycle.ts'
 import { chainB, type ChainBAccess } from '../chain.ts'
 import { commandOf, withoutWitness, type JobCommand } from './commands.ts'
 import { INSTANCE_ID, jobSettings, type JobSettings } from './config.ts'
@@ -92,11 +93,16 @@ export class JobRunner {
     onStop(() => this.stop())
   }
 
-  /** No further ticks; once the jobs in flight are settled, the leases on this instance's jobs are handed back, so another runner takes them at once. */
-  async stop() {
+  /**
+   * No further ticks; once the jobs in flight are settled, the leases on this instance's jobs are
+   * handed back (`handBack`), so another runner takes them at once. By default while the process
+   * stops on a signal, whose stop steps run before the database closes (srv/lib/graceful-stop.ts);
+   * not on CAP's shutdown alone, which closes the database at the same time.
+   */
+  async stop(handBack = isStopping()) {
     await this.schedule?.stop()
     await Promise.all(this.inFlight.values())
-    await this.handBackLeases()
+    if (handBack) await this.handBackLeases()
   }
 
   private async handBackLeases() {
