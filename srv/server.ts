@@ -1,5 +1,6 @@
 import cds from '@sap/cds'
 import type { EventEmitter } from 'node:events'
+import type { Server } from 'node:http'
 import { applyChainAEnvironment, chainAConfig, chainAEnabled, devnetConfig, embedsDevnet } from './chains/chain-a/config.ts'
 import * as chainBConfig from './chains/chain-b/config.ts'
 import { deploySqliteFile } from './lib/development-database.ts'
@@ -7,6 +8,7 @@ import { untilTheSchemaIsDeployed } from './lib/schema-wait.ts'
 import { createSecondaryIndexes } from './lib/secondary-indexes.ts'
 import { checkTheDatabaseAnswers } from './lib/production-database.ts'
 import { isProduction } from './lib/settings.ts'
+import { stopGracefullyOnSignals } from './lib/graceful-stop.ts'
 
 /**
  * Bootstrap, step by step. The request pipeline (request ids, the hosted gateway, the guards,
@@ -20,7 +22,7 @@ export default async function server(options: any) {
   await connectChainB()
   prepareTheDatabaseWhenServed()
   serveTheDevelopmentWallet()
-  cds.on('listening', endWithinGraceAfterSignals)
+  cds.on('listening', ({ server }: { server: Server }) => stopGracefullyOnSignals(server))
   // The front ends are served by the pipeline; CAP's own static folder and index page stay off.
   return cds.server({ ...options, static: false, index: false })
 }
@@ -112,24 +114,4 @@ export async function connectChainB(): Promise<void> {
     }
     throw error
   }
-}
-
-/** How long a stop signal leaves the shutdown listeners before the process ends anyway. */
-const SHUTDOWN_GRACE_MS = 10_000
-
-/**
- * CAP ends the process once every shutdown listener has settled; one that never settles (work
- * waiting on a database already closed, say) or that fails would keep it running after a stop
- * signal. The process ends at the latest SHUTDOWN_GRACE_MS after the signal, saying so.
- */
-function endWithinGraceAfterSignals() {
-  // Until it listens, a stop ends the process as usual; under jest, jest ends it.
-  if (typeof (globalThis as { test?: unknown }).test === 'function') return
-  const arm = (signal: string) => () => {
-    setTimeout(() => {
-      cds.log('server').warn(`shutdown after ${signal} did not finish within ${SHUTDOWN_GRACE_MS} ms; ending the process`)
-      process.exit(0)
-    }, SHUTDOWN_GRACE_MS).unref()
-  }
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, arm(signal))
 }

@@ -4,6 +4,7 @@ import type { Server } from 'node:http'
 import { answerClientErrors, answerTheRest, assignRequestId, keepServingOnUncaughtErrors, refuseHostileTargets } from '../../srv/lib/http-safety.ts'
 import { tieWorkToAnswer } from '../../srv/lib/request-work.ts'
 import { logAccess } from '../../srv/lib/access-log.ts'
+import { refuseWhileStopping } from '../../srv/lib/graceful-stop.ts'
 import { followRouteAliases } from '../../srv/lib/route-aliases.ts'
 import { boundAnswerSize } from '../../srv/lib/answer-size.ts'
 import { limitStatementsToRequestDeadline } from '../../srv/lib/statement-deadline.ts'
@@ -34,11 +35,12 @@ export function installRequestPipeline() {
   // Refusals before the hosted gateway's metering say that they charged nothing.
   const uncharged: Record<string, number> = gatewayConfig().enabled ? { 'x-access-units-charged': 0 } : {}
 
-  // 1. Every request, first of all: its access line, written once it is answered, whatever answers it (docs/ops-logs.md),
+  // 1. Every request, first of all: its access line, written once it is answered, whatever answers it (docs/operations.md),
   //    and its count and time by route family and status class (srv/metrics/).
   onBootstrap(app => app.use(logAccess, measureRequests))
-  //    Then an id, its work tied to its answer, hostile targets refused, /api/v1 spellings followed.
-  onBootstrap(app => app.use(assignRequestId, tieWorkToAnswer, refuseHostileTargets(uncharged), followRouteAliases))
+  //    Then an id, refused once the process stops (else counted in flight), its work tied to its answer,
+  //    hostile targets refused, /api/v1 spellings followed.
+  onBootstrap(app => app.use(assignRequestId, refuseWhileStopping(uncharged), tieWorkToAnswer, refuseHostileTargets(uncharged), followRouteAliases))
   //    A chain turned off answers its routes 503 CHAIN_A_DISABLED / CHAIN_B_DISABLED, uncharged.
   const disabledChains = refuseDisabledChains(uncharged)
   if (disabledChains) onBootstrap(app => app.use(disabledChains))

@@ -11,6 +11,7 @@ import {
   parseAddress, parseAssetUnit, parseDrepId, parseOutputIndex, parsePoolId, parseStakeAddress, parseTxHash,
 } from '../chains/chain-a/identifiers.ts'
 import { notFound } from '../lib/errors.ts'
+import { onStop } from '../lib/graceful-stop.ts'
 import { ChainAFollower } from './follower.ts'
 import { followerSettings } from './follower-settings.ts'
 import { forgetSyncState } from './follower-store.ts'
@@ -50,7 +51,7 @@ export class ChainAReadService extends cds.ApplicationService {
   private startFollower(chain: ChainAService, index: ChainAIndex) {
     if (!followerSettings().enabled) return
     this.follower = new ChainAFollower({ chain, index }).start()
-    cds.on('shutdown', () => this.follower?.stop())
+    onStop(() => this.follower?.stop())
   }
 
   private serveTransactionActions(index: ChainAIndex) {

@@ -4,6 +4,7 @@ import {
 } from '#cds-models/ChainBIndexerService'
 import { chainB } from '../chains/chain-b/index.ts'
 import { ApiError } from '../lib/errors.ts'
+import { onStop } from '../lib/graceful-stop.ts'
 import { Follower } from './follower.ts'
 import { indexerSettings } from './settings.ts'
 import { counters, health, liveness, readiness, reorgHistory, syncStatus } from './status.ts'
@@ -41,7 +42,7 @@ export class ChainBIndexerService extends cds.ApplicationService {
     if (!indexerSettings().enabled) return
     const chain = await chainB()
     this.follower = new Follower({ port: chain.port, finalityDepth: chain.settings.finalityDepth, network: chain.settings.network }).start()
-    cds.on('shutdown', () => this.follower?.stop())
+    onStop(() => this.follower?.stop())
     this.wake()
   }
 

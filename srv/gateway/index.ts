@@ -5,6 +5,7 @@ import { Gateway } from './gateway.ts'
 import { refundLater } from './ledger.ts'
 import { startHeartbeat } from './instances.ts'
 import { proxyTrust } from '../lib/client-address.ts'
+import { onStop } from '../lib/graceful-stop.ts'
 
 /**
  * Puts the hosted gateway in front of every route when it is enabled (development and the hosted
@@ -24,7 +25,7 @@ export function installGateway(): Gateway | undefined {
   })
   cds.on('served', services => gateway.start(Object.values(services)))
   cds.on('served', services => refundFailedWork(Object.values(services)))
-  cds.on('shutdown', () => gateway.stop())
+  onStop(() => gateway.stop())
   return gateway
 }
 

@@ -8,6 +8,7 @@ import { loadPrices } from './prices.ts'
 import { holdResponse } from './response-hold.ts'
 import { scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
 import { recordCharge, recordRefund, reservationsVoided } from '../metrics/instruments.ts'
+import { cutAtGraceEnd } from '../lib/graceful-stop.ts'
 
 /**
  * Units around a metered call: reserve the price before the call is handled, then, before the
@@ -23,6 +24,8 @@ const PRICE_REFRESH_MS = 60_000
  */
 const IDEMPOTENT_REPLAY = 'x-idempotent-replay'
 const SHUTDOWN_FLUSH_MS = 3000
+/** A call still running when the instance's shutdown grace ends (srv/lib/graceful-stop.ts). */
+const STOPPED_BEFORE_ANSWER = refusal(503, 'SHUTTING_DOWN', 'This instance stopped before the call was answered; its units are refunded: send it again', {}, { connection: 'close', 'retry-after': 5 })
 /** The ledger stores the route of a call cut to this length (its column's size). */
 const ROUTE_LENGTH = 500
 
@@ -130,12 +133,19 @@ export class Metering {
         recordCharge(call.routeClass, units)
       }
     })
+    /** Answers the call itself, unless the handler started answering, and refunds it. */
+    const cutOff = (answer: Answer, outcome: 'timeout' | 'shutdown'): Promise<void> | undefined => {
+      clearTimeout(timer)
+      if (!held.takeOver()) return undefined
+      held.send(answer.status, { 'content-type': 'application/json', [UNITS_CHARGED]: 0, [UNITS_LEFT]: unitsLeft + units, ...answer.headers }, JSON.stringify(answer.body))
+      return refundOrRetry(requestId, outcome).then(left => {
+        if (left !== undefined) recordRefund(call.routeClass, outcome, units)
+      })
+    }
     const timer = setTimeout(() => {
-      if (!held.takeOver()) return
-      const timedOut = refusal(504, 'UPSTREAM_TIMEOUT', `The call was not answered within ${this.config.timeoutMs} ms; its units are refunded`)
-      held.send(timedOut.status, { 'content-type': 'application/json', [UNITS_CHARGED]: 0, [UNITS_LEFT]: unitsLeft + units }, JSON.stringify(timedOut.body))
-      void refundOrRetry(requestId, 'timeout').then(left => left !== undefined && recordRefund(call.routeClass, 'timeout', units))
+      void cutOff(refusal(504, 'UPSTREAM_TIMEOUT', `The call was not answered within ${this.config.timeoutMs} ms; its units are refunded`), 'timeout')
     }, this.config.timeoutMs)
+    cutAtGraceEnd(res, () => cutOff(STOPPED_BEFORE_ANSWER, 'shutdown'))
   }
 
   // A failed run is the schedule's to log, once per change of state (srv/lib/failure-streak.ts).

@@ -24,9 +24,22 @@ export async function claimLease(entity: LeasedEntity, id: string, owner: string
   return Number(changed) === 1
 }
 
-/** Hands the lease on row `id` back, if `owner` holds it: another instance takes over at its next run. */
+/**
+ * Hands the lease on row `id` back, if `owner` holds it: another instance takes over at its next
+ * run. The row keeps its last holder, with its expiry at HANDED_BACK, so the next one can say whom it took over from.
+ */
 export async function releaseLease(entity: LeasedEntity, id: string, owner: string): Promise<void> {
-  await UPDATE.entity(entity).set({ leaseOwner: null, leaseExpiresAt: null }).where({ ID: id, leaseOwner: owner })
+  await UPDATE.entity(entity).set({ leaseExpiresAt: HANDED_BACK }).where({ ID: id, leaseOwner: owner })
+}
+
+/** The expiry of a lease handed back: long past. */
+export const HANDED_BACK = new Date(0).toISOString()
+
+/** How a lease came to its new holder, for its log: from whom, handed back or expired. */
+export function takeoverNote(previous: { leaseOwner?: string | null; leaseExpiresAt?: string | Date | null } | undefined): string {
+  if (!previous?.leaseOwner) return 'the lease was free'
+  const expiresAt = previous.leaseExpiresAt ? new Date(previous.leaseExpiresAt).toISOString() : undefined
+  return expiresAt === HANDED_BACK ? `taken over from ${previous.leaseOwner}, which handed it back` : `taken over from ${previous.leaseOwner}, whose lease expired at ${expiresAt}`
 }
 
 /** This process's name in a lease: host, process and a random part (two followers in one process differ too). */

@@ -1,5 +1,5 @@
 import cds from '@sap/cds'
-import { newInstanceId } from './lease.ts'
+import { newInstanceId, takeoverNote } from './lease.ts'
 import { scheduleJob, type ScheduledJob } from './scheduled-job.ts'
 import { FailureStreak } from './failure-streak.ts'
 import { StaleFollower, type Position, type SyncStateRow } from './sync-state.ts'
@@ -10,6 +10,9 @@ import { StaleFollower, type Position, type SyncStateRow } from './sync-state.ts
  * is handed back. This base runs it (on a schedule, or one run now), takes and hands back the
  * lease and records failures; a chain's follower says how it catches up (catchUp).
  */
+
+/** The lease columns of a state row. */
+type LeaseColumns = { leaseOwner?: string | null; leaseExpiresAt?: string | null }
 
 /** What one run did. */
 export type RunOutcome = 'standby' | 'paused' | 'synced' | 'error' | 'stopped'
@@ -97,8 +100,10 @@ export abstract class LeasedFollower<Settings extends LeasedFollowerSettings> {
   private async runOnce(): Promise<RunOutcome> {
     if (this.stopped) return 'stopped'
     await inTransaction(() => this.state.ensure(this.network()))
+    const previous = this.holdsLease ? undefined : await inTransaction(() => this.state.read()) as LeaseColumns | undefined
     const holds = await inTransaction(() => this.state.claimLease(this.instanceId, this.settings.leaseMs))
-    if (holds !== this.holdsLease) this.log.info(`${this.name} ${this.instanceId} ${holds ? 'holds the lease: it indexes' : 'lost the lease: it stands by'}`)
+    if (holds && !this.holdsLease) this.log.info(`${this.name} ${this.instanceId} holds the lease (${takeoverNote(previous)}): it indexes`)
+    if (!holds && this.holdsLease) this.log.info(`${this.name} ${this.instanceId} lost the lease: it stands by`)
     this.holdsLease = holds
     if (!holds) {
       this.standBy()

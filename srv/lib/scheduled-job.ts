@@ -1,6 +1,7 @@
 import cds from '@sap/cds'
 import { outsideRequest } from './request-work.ts'
 import { FailureStreak } from './failure-streak.ts'
+import { onStop } from './graceful-stop.ts'
 
 /**
  * Background work of an owning service (DESIGN 2, 9.14): one job per owner, started once the
@@ -46,7 +47,7 @@ export function scheduleJob(name: string, intervalMs: number, work: () => Promis
     clearInterval(timer)
     await running
   }
-  cds.on('shutdown', stop)
+  onStop(stop)
 
   return {
     async runNow() {

@@ -33,7 +33,7 @@ export const httpDuration = new Histogram({
 })
 
 // Units on the hosted gateway (srv/gateway/metering.ts).
-export type RefundReason = 'error' | 'replay' | 'timeout' | 'job'
+export type RefundReason = 'error' | 'replay' | 'timeout' | 'shutdown' | 'job'
 
 export const unitsCharged = new Counter({
   name: `${PREFIX}units_charged_total`,

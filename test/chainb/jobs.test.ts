@@ -1,4 +1,6 @@
 import cds from '@sap/cds'
+import { JobRunner } from '../../srv/chainb/jobs/runner.ts'
+import { jobSettings } from '../../srv/chainb/jobs/config.ts'
 import { as, CHAINB, chainBAdapter, chainDown, grantCaller, ledger, produce, randomHash, waitFor } from './support.ts'
 
 process.env.CHAIN_B_JOBS_POLL_MS = '20'
@@ -107,6 +109,29 @@ test('a job left running by a process that died is taken over once its lease exp
   // One transaction: the resubmission answered the first one.
   expect(ledger().transactionsByHash(job.txHash)).toHaveLength(1)
   expect((await SELECT.one.from(Documents, accepted.documentId)).status).toBe('anchored')
+})
+
+test('a runner that stops hands back the leases on its jobs: another takes them over at once, not when the lease expires, and says from whom', async () => {
+  const { Jobs } = cds.entities('chainb')
+  const accepted = (await POST(`${CHAINB}/anchorDocument`, { sha256: randomHash() }, as('bob'))).data
+  await waitFor('submitted', async () => (await jobOf('bob', accepted.jobId)).status === 'submitted')
+  // Another instance's runner watches it, under a lease far longer than the test.
+  await UPDATE(Jobs, accepted.jobId).set({ leaseOwner: 'a-stopping-runner', leaseExpiresAt: new Date(Date.now() + 600_000).toISOString() })
+  const log = cds.log('chainb')
+  const info = jest.spyOn(log, 'info')
+  try {
+    await new JobRunner(async () => undefined, jobSettings(), 'a-stopping-runner').stop(true)
+    const job = await waitFor('taken over', async () => {
+      const row = await jobOf('bob', accepted.jobId)
+      return row.attempt === 2 && row
+    })
+    expect(job.status).not.toBe('failed')
+    expect(info.mock.calls.map(call => call.join(' '))).toContainEqual(expect.stringContaining(`job ${accepted.jobId} taken over from a-stopping-runner, which handed it back`))
+  } finally {
+    info.mockRestore()
+  }
+  produce(1)
+  expect((await waitFor('confirmed', async () => { produce(1); const row = await jobOf('bob', accepted.jobId); return row.status === 'confirmed' && row })).attempt).toBe(2)
 })
 
 test('a queued job in a database left by a stopped process is run by the next', async () => {

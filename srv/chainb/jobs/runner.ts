@@ -4,6 +4,9 @@ import type { ChainBTransaction } from '../../chains/chain-b/port.ts'
 import { isApiError } from '../../lib/errors.ts'
 import { runWrite, tableOf } from '../../lib/plain-sql.ts'
 import { scheduleJob, type ScheduledJob } from '../../lib/scheduled-job.ts'
+import { onStop } from '../../lib/graceful-stop.ts'
+import { HANDED_BACK, takeoverNote } from '../../lib/lease.ts'
+import { isStopping } from '../../lib/lifecycle.ts'
 import { chainB, type ChainBAccess } from '../chain.ts'
 import { commandOf, withoutWitness, type JobCommand } from './commands.ts'
 import { INSTANCE_ID, jobSettings, type JobSettings } from './config.ts'
@@ -54,6 +57,9 @@ const WITNESS_LOST_MESSAGE = "the claims' hidden inputs were kept only in the me
 let renewStatement: string | undefined
 /** Renews every lease this instance holds: built once the model is loaded. */
 const renewSql = () => (renewStatement ??= `UPDATE ${tableOf(Jobs)} SET leaseExpiresAt = ? WHERE leaseOwner = ? AND status IN ('${Job.status.running}', '${Job.status.submitted}')`)
+let handBackStatement: string | undefined
+/** Hands back every lease this instance holds. */
+const handBackSql = () => (handBackStatement ??= `UPDATE ${tableOf(Jobs)} SET leaseExpiresAt = ? WHERE leaseOwner = ? AND status IN ('${Job.status.running}', '${Job.status.submitted}')`)
 let holdStatement: string | undefined
 /** Renews the hold of every witness this process holds. */
 const holdSql = () => (holdStatement ??= `UPDATE ${tableOf(Jobs)} SET witnessHeldUntil = ? WHERE witnessHolder = ? AND status IN ('${Job.status.queued}', '${Job.status.running}')`)
@@ -84,12 +90,24 @@ export class JobRunner {
   start() {
     if (!this.settings.enabled || this.schedule) return
     this.schedule = scheduleJob('chain-B jobs', this.settings.pollMs, () => this.tick())
-    cds.on('shutdown', () => this.stop())
+    onStop(() => this.stop())
   }
 
-  async stop() {
+  /**
+   * No further ticks; once the jobs in flight are settled, the leases on this instance's jobs are
+   * handed back (`handBack`), so another runner takes them at once. By default while the process
+   * stops on a signal, whose stop steps run before the database closes (srv/lib/graceful-stop.ts);
+   * not on CAP's shutdown alone, which closes the database at the same time.
+   */
+  async stop(handBack = isStopping()) {
     await this.schedule?.stop()
     await Promise.all(this.inFlight.values())
+    if (handBack) await this.handBackLeases()
+  }
+
+  private async handBackLeases() {
+    const handedBack = await privileged(() => runWrite(handBackSql(), [HANDED_BACK, this.instance]))
+    if (handedBack) cds.log('chainb').info(`job runner ${this.instance} handed back the leases on ${handedBack} job(s)`)
   }
 
   /** Looks for work now (a job was just queued), after the tick in progress. */
@@ -124,13 +142,14 @@ export class JobRunner {
     const candidates = await privileged(() => candidatesInTurn(now, room * 2, provingRoom > 0, WITNESS_HOLDER))
     const claimed: JobRow[] = []
     let provingClaimed = 0
-    for (const { ID, kind } of candidates) {
+    for (const { ID, kind, leaseOwner, leaseExpiresAt } of candidates) {
       if (claimed.length >= room) break
       const proves = kind === JobKind.proveAttestation
       if (proves && provingClaimed >= provingRoom) continue
       if (!(await privileged(() => claimJob(ID, this.instance, iso(Date.now() + this.settings.leaseMs), now, WITNESS_HOLDER)))) continue
       const job = await privileged(() => SELECT.one.from(Jobs, ID)) as JobRow | undefined
       if (!job) continue
+      if (leaseOwner && leaseOwner !== this.instance) cds.log('chainb').info(`job runner ${this.instance}: job ${ID} ${takeoverNote({ leaseOwner, leaseExpiresAt })}`)
       if (proves) provingClaimed++
       claimed.push(job)
     }

@@ -19,6 +19,9 @@ import { JobKind } from './kinds.ts'
 interface Candidate {
   ID: string
   kind: string
+  /** Who ran it before (a takeover), and until when. */
+  leaseOwner: string | null
+  leaseExpiresAt: string | null
 }
 
 /** Queued and due, or left running or submitted by an instance whose lease ran out (a takeover). */
@@ -37,13 +40,13 @@ const candidatesSql = (withProving: boolean) => {
   const jobs = tableOf(Jobs)
   const kinds = withProving ? '' : ` AND kind <> '${JobKind.proveAttestation}'`
   return forDatabase(`WITH waiting AS MATERIALIZED (
-      SELECT ID, kind, owner, queuedAt, ROW_NUMBER() OVER (PARTITION BY owner ORDER BY queuedAt, ID) AS turn
+      SELECT ID, kind, owner, queuedAt, leaseOwner, leaseExpiresAt, ROW_NUMBER() OVER (PARTITION BY owner ORDER BY queuedAt, ID) AS turn
       FROM ${jobs} WHERE ${claimable()} AND ${provableHere()}${kinds}
     ), owners AS MATERIALIZED (
       SELECT owner, (SELECT MAX(served.startedAt) FROM ${jobs} served WHERE served.owner = waiting.owner) AS lastServed
       FROM waiting WHERE turn = 1
     )
-    SELECT waiting.ID AS "ID", waiting.kind AS "kind" FROM waiting JOIN owners ON owners.owner = waiting.owner
+    SELECT waiting.ID AS "ID", waiting.kind AS "kind", waiting.leaseOwner AS "leaseOwner", waiting.leaseExpiresAt AS "leaseExpiresAt" FROM waiting JOIN owners ON owners.owner = waiting.owner
     WHERE waiting.turn <= ?
     ORDER BY waiting.turn, owners.lastServed NULLS FIRST, waiting.queuedAt, waiting.ID
     LIMIT ?`)
