@@ -1,7 +1,7 @@
 /**
  * The fault harness: two gateway instances on one database, a load mix, and faults in turn; after
  * each fault the metering and serving invariants. Prints a table per fault; exits 1 when any
- * invariant failed. See docs/ops-faults.md.
+ * invariant failed. See docs/operations.md#fault-harness-and-soak.
  *
  *   npm run faults                          SQLite (one shared file), 10 s per fault
  *   CDS_ENV=pg npm run faults               PostgreSQL (a database of its own), the database outage included

@@ -1,7 +1,7 @@
 /**
  * The soak run: the fault harness's load mix on K instances sharing one database for N minutes,
  * with p50/p99 latency, each instance's memory and open file descriptors, and the metering
- * invariants every minute. Exits 1 when any invariant failed. See docs/ops-faults.md.
+ * invariants every minute. Exits 1 when any invariant failed. See docs/operations.md#fault-harness-and-soak.
  *
  *   npm run soak -- --minutes 10 --instances 2
  *   CDS_ENV=pg npm run soak -- --minutes 60 --instances 3 --concurrency 16

@@ -78,7 +78,10 @@ export function installRequestPipeline() {
   })
 }
 
+/** The pipeline's steps, each a listener of its own (more than Node's default 10 of one event). */
 function onBootstrap(step: (app: Application) => unknown) {
+  const events = cds as unknown as { getMaxListeners(): number; setMaxListeners(n: number): void }
+  if (events.getMaxListeners() < 32) events.setMaxListeners(32)
   cds.on('bootstrap', step)
 }
 

@@ -6,7 +6,7 @@ import { canonicalPath } from './route-aliases.ts'
 /**
  * One line per request, whatever answered it (the gateway's refusals, the guards, the services, the
  * own routes, the front ends, a 404), written when its answer has left or its client went away:
- * a JSON object on one line in every profile (docs/ops-logs.md), through `cds.log('access')` so
+ * a JSON object on one line in every profile (docs/operations.md#logs), through `cds.log('access')` so
  * a log level turns it off. It names the key that was checked by its ID, never the secret, and
  * the path without its query (which may carry addresses); request headers never reach it.
  */

@@ -8,7 +8,7 @@ import { metricsConfig } from './config.ts'
 import { PREFIX, registry } from './instruments.ts'
 
 /**
- * `/metrics`: this instance's metrics in Prometheus's text format (docs/ops-metrics.md), mounted at
+ * `/metrics`: this instance's metrics in Prometheus's text format (docs/operations.md#metrics), mounted at
  * bootstrap. Only for a scraper that sends `Authorization: Bearer <METRICS_TOKEN>`; without a
  * token configured the route is off (404 METRICS_NOT_CONFIGURED) in every profile. A refusal
  * (401) reads nothing and charges nothing; on the hosted gateway the route is a free own route, so

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 
 /**
- * The process's metrics (docs/ops-metrics.md), in one registry of their own that /metrics exposes.
+ * The process's metrics (docs/operations.md#metrics), in one registry of their own that /metrics exposes.
  * Every name starts with `cag_`; every label takes values from a small fixed set (a route family,
  * a status class, a chain, an outcome, a route class, a circuit), never a key id, an address or a
  * path as sent. The code that does the work records here; the values read from the database are

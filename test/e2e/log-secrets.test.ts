@@ -52,12 +52,14 @@ class Session {
   readonly sent: { id: string; status: number; what: string }[] = []
   readonly secrets = new Set<string>([LANE_SECRET, VOUCHER_PEPPER, PASSWORD])
   readonly server: RunningServer
+  /** The servers share a database, where failed attempts are counted: each session sends from an address of its own. */
+  readonly from = freshClientAddress()
   constructor(server: RunningServer) {
     this.server = server
   }
 
   async send(what: string, method: 'GET' | 'POST', path: string, options: Partial<SendFrom> = {}): Promise<Reply> {
-    const reply = await sendFrom(this.server.url, method, path, { from: '127.0.0.1', ...options })
+    const reply = await sendFrom(this.server.url, method, path, { from: this.from, ...options })
     this.sent.push({ id: String(reply.headers['x-request-id']), status: reply.status, what })
     return reply
   }

@@ -2,7 +2,7 @@ import { onPostgres } from '../setup/postgres.ts'
 import { faultTable, runFaults, UPSTREAM_FAULTS, type FaultsRun } from '../../faults/harness.ts'
 
 /**
- * The fault harness's short form (npm run faults, docs/ops-faults.md): two gateway instances on one
+ * The fault harness's short form (npm run faults, docs/operations.md#fault-harness-and-soak): two gateway instances on one
  * database of their own under the load mix, a few seconds per fault: each upstream failure mode on
  * both chains, on PostgreSQL the database taken away and given back, and an instance killed
  * mid-charge. After each fault every balance equals its ledger, no reservation outlives the

@@ -105,9 +105,14 @@ export class JobRunner {
     if (handBack) await this.handBackLeases()
   }
 
+  /** A database already gone (or going) leaves the leases to expire as after a crash: the stop goes on. */
   private async handBackLeases() {
-    const handedBack = await privileged(() => runWrite(handBackSql(), [HANDED_BACK, this.instance]))
-    if (handedBack) cds.log('chainb').info(`job runner ${this.instance} handed back the leases on ${handedBack} job(s)`)
+    try {
+      const handedBack = await privileged(() => runWrite(handBackSql(), [HANDED_BACK, this.instance]))
+      if (handedBack) cds.log('chainb').info(`job runner ${this.instance} handed back the leases on ${handedBack} job(s)`)
+    } catch (error) {
+      cds.log('chainb').warn(`job runner ${this.instance} could not hand back its job leases; they expire as after a crash (${(error as Error).message})`)
+    }
   }
 
   /** Looks for work now (a job was just queued), after the tick in progress. */
