@@ -66,7 +66,7 @@ const holdSql = () => (holdStatement ??= `UPDATE ${tableOf(Jobs)} SET witnessHel
 
 const iso = (ms: number = Date.now()) => new Date(ms).toISOString()
 const privileged = <T>(work: () => PromiseLike<T>) => cds.tx({ user: cds.User.privileged }, async () => work())
-const unavailable = (error: unknown) => !isApiError(error) || error.status >= 500
+const unavailable = (error: unknown) => !isApiError(error) || error.status >= 500 || error.status === 429
 
 export class JobRunner {
   readonly settings: JobSettings

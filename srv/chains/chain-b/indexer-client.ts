@@ -88,7 +88,8 @@ export class IndexerClient implements ChainBPort {
     const answer = (await response.json().catch(() => ({}))) as GraphQLAnswer<T>
     if (answer.errors?.length || !answer.data) {
       const message = answer.errors?.map(error => error.message).join('; ') || `HTTP ${response.status}`
-      if (!response.ok && response.status >= 500) throw new ApiError(503, 'CHAIN_B_UNAVAILABLE', `The chain-B indexer failed: ${message}`)
+      if (response.status === 429) throw rateLimited(response)
+      if (!response.ok && response.status >= 500) throw new ApiError(503, 'CHAIN_B_UNAVAILABLE', `The chain-B indexer failed: ${message}`, { retryAfter: 5 })
       throw new ApiError(502, 'CHAIN_B_UPSTREAM_ERROR', `The chain-B indexer refused the query: ${message}`)
     }
     return answer.data
@@ -100,6 +101,7 @@ export class IndexerClient implements ChainBPort {
     const response = await this.fetch(base + path, { method, body: body === undefined ? undefined : JSON.stringify(body) })
     const answer = (await response.json().catch(() => ({}))) as T & { error?: { code?: string; message?: string } }
     if (response.ok) return answer
+    if (response.status === 429) throw rateLimited(response)
     const code = answer.error?.code ?? 'CHAIN_B_UPSTREAM_ERROR'
     const message = answer.error?.message ?? `The chain-B submission API answered HTTP ${response.status}`
     throw new ApiError(response.status >= 500 ? 503 : response.status, response.status >= 500 ? 'CHAIN_B_UNAVAILABLE' : code, message)
@@ -115,6 +117,13 @@ export class IndexerClient implements ChainBPort {
       throw new ApiError(503, 'CHAIN_B_UNAVAILABLE', `The chain-B upstream at ${new URL(url).origin} ${reason}`, { retryAfter: 5 })
     }
   }
+}
+
+/** The upstream's rate limit passed on as the caller's, with the upstream's Retry-After (seconds; 5 when it gives none or a date). */
+function rateLimited(response: Response): ApiError {
+  const given = Number(response.headers.get('retry-after'))
+  const retryAfter = Number.isInteger(given) && given > 0 ? Math.min(given, 3600) : 5
+  return new ApiError(429, 'UPSTREAM_RATE_LIMITED', `The chain-B upstream rate limited this call; retry after ${retryAfter} s`, { retryAfter })
 }
 
 const causeOf = (error: unknown) => {

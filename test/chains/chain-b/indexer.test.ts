@@ -123,6 +123,26 @@ describe('the submission API through the adapter', () => {
     expect(BigInt(await client.sponsorBalance(sponsor.publicKey))).toBeLessThan(10n ** 18n)
   })
 
+  it('passes an upstream 429 on as 429 UPSTREAM_RATE_LIMITED with its Retry-After, and a 5xx as 503 CHAIN_B_UNAVAILABLE with one', async () => {
+    const { createServer } = await import('node:http')
+    let status = 429
+    const upstream = createServer((_, res) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...(status === 429 ? { 'retry-after': '7' } : {}) })
+      res.end(JSON.stringify({ errors: [{ message: 'slow down' }] }))
+    })
+    await new Promise<void>(resolve => upstream.listen(0, '127.0.0.1', resolve))
+    const base = `http://127.0.0.1:${(upstream.address() as { port: number }).port}/api/v4`
+    const limited = new IndexerClient({ indexerUrl: `${base}/graphql`, indexerWsUrl: `ws://127.0.0.1:9/api/v4/graphql/ws`, submitUrl: `${base}/submit`, timeoutMs: 2000 })
+    try {
+      await expect(limited.tip()).rejects.toMatchObject({ status: 429, code: 'UPSTREAM_RATE_LIMITED', retryAfter: 7 })
+      await expect(limited.sponsorBalance(sponsor.publicKey)).rejects.toMatchObject({ status: 429, code: 'UPSTREAM_RATE_LIMITED', retryAfter: 7 })
+      status = 502
+      await expect(limited.tip()).rejects.toMatchObject({ status: 503, code: 'CHAIN_B_UNAVAILABLE', retryAfter: 5 })
+    } finally {
+      await new Promise(resolve => upstream.close(resolve))
+    }
+  })
+
   it('answers 503 CHAIN_B_UNAVAILABLE when the devnet does not answer, and when it has no submission API', async () => {
     const down = new IndexerClient({ indexerUrl: 'http://127.0.0.1:9/api/v4/graphql', indexerWsUrl: 'ws://127.0.0.1:9/api/v4/graphql/ws', submitUrl: 'http://127.0.0.1:9/api/v4/submit', timeoutMs: 500 })
     await expect(down.tip()).rejects.toMatchObject({ status: 503, code: 'CHAIN_B_UNAVAILABLE' })
