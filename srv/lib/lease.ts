@@ -35,11 +35,16 @@ export async function releaseLease(entity: LeasedEntity, id: string, owner: stri
 /** The expiry of a lease handed back: long past. */
 export const HANDED_BACK = new Date(0).toISOString()
 
-/** How a lease came to its new holder, for its log: from whom, handed back or expired. */
-export function takeoverNote(previous: { leaseOwner?: string | null; leaseExpiresAt?: string | Date | null } | undefined): string {
+/**
+ * How a lease came to its new holder, for its log: from whom, handed back or expired. `previous` is
+ * the lease as read before it was claimed; a claim takes only a lease that has ended, so one that
+ * was still running when read was handed back in between.
+ */
+export function takeoverNote(previous: { leaseOwner?: string | null; leaseExpiresAt?: string | Date | null } | undefined, now = Date.now()): string {
   if (!previous?.leaseOwner) return 'the lease was free'
   const expiresAt = previous.leaseExpiresAt ? new Date(previous.leaseExpiresAt).toISOString() : undefined
-  return expiresAt === HANDED_BACK ? `taken over from ${previous.leaseOwner}, which handed it back` : `taken over from ${previous.leaseOwner}, whose lease expired at ${expiresAt}`
+  const handedBack = expiresAt === HANDED_BACK || (expiresAt !== undefined && Date.parse(expiresAt) > now)
+  return handedBack ? `taken over from ${previous.leaseOwner}, which handed it back` : `taken over from ${previous.leaseOwner}, whose lease expired at ${expiresAt}`
 }
 
 /** This process's name in a lease: host, process and a random part (two followers in one process differ too). */
