@@ -3,6 +3,7 @@ import { ApiKey, ApiKeys, LedgerEntries, LedgerEntry } from '#cds-models/gateway
 import { LedgerEntryKind } from './ledger-kinds.ts'
 import { forDatabase, isPostgres, rowsChanged, tableOf } from '../lib/plain-sql.ts'
 import { outsideRequest } from '../lib/request-work.ts'
+import { databaseOutageOf } from '../lib/database-outage.ts'
 import { recordRefund } from '../metrics/instruments.ts'
 
 /**
@@ -167,9 +168,11 @@ export async function flushCommits(): Promise<void> {
  * attempt they stay pending and the sweeper voids them (the caller keeps the units, never pays twice).
  */
 function commitLater(due: typeof batch, error: unknown) {
-  const again = due.filter(entry => entry.attempts < COMMIT_RETRY_DELAYS_MS.length)
+  // Only the database's absence passes; any other failure would fail again.
+  const passing = databaseOutageOf(error) !== undefined
+  const again = passing ? due.filter(entry => entry.attempts < COMMIT_RETRY_DELAYS_MS.length) : []
   const first = again.length === due.length && due.every(entry => entry.attempts === 0)
-  if (again.length < due.length) cds.log('gateway').error(`could not commit ${due.length - again.length} charges after ${COMMIT_RETRY_DELAYS_MS.length + 1} attempts; they stay pending and the sweeper voids them`, error)
+  if (again.length < due.length) cds.log('gateway').error(`could not commit ${due.length - again.length} charges${passing ? ` after ${COMMIT_RETRY_DELAYS_MS.length + 1} attempts` : ''}; they stay pending and the sweeper voids them`, error)
   else if (first) cds.log('gateway').warn(`could not commit ${due.length} charges at once (${(error as Error)?.message}); trying again`)
   if (!again.length) return
   const delay = COMMIT_RETRY_DELAYS_MS[Math.min(...again.map(entry => entry.attempts))]
