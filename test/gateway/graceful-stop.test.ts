@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process'
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { startDevnet } from '../support/devnet.ts'
-import { startGateways, type Gateways } from '../support/lane-gateways.ts'
+import { getJson, issueKey, startGateways, type Gateways } from '../support/lane-gateways.ts'
 import { startServer, stopAndWait, type RunningServer } from '../support/server.ts'
 import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
 
@@ -17,24 +15,6 @@ import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
  */
 
 const root = join(__dirname, '..', '..')
-
-interface Reply {
-  status: number
-  headers: Headers
-  body: any
-}
-
-async function get(url: string, path: string, key?: string): Promise<Reply> {
-  const response = await fetch(url + path, { headers: key ? { authorization: `Bearer ${key}` } : {} })
-  const text = await response.text()
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined }
-}
-
-async function issueKey(gateways: Gateways, units: number): Promise<string> {
-  const args = ['run', '-s', 'gateway', '--', 'keys', 'issue', '--units', String(units), '--quiet']
-  const { stdout } = await promisify(execFile)('npm', args, { cwd: root, env: gateways.env })
-  return stdout.trim().split('\n').pop()!
-}
 
 async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
   const until = Date.now() + timeoutMs
@@ -87,8 +67,8 @@ function holdingProxy(target: string): Promise<HoldingProxy> {
 
 /** The key's units left and the sum of its ledger, as the observing instance reads them. */
 async function balanceAndLedger(url: string, key: string) {
-  const unitsLeft = Number((await get(url, '/me', key)).body.unitsLeft)
-  const entries = (await get(url, '/me/ledger?limit=100', key)).body.value as { units: number; requestId: string; kind: string; state: string }[]
+  const unitsLeft = Number((await getJson(url, '/me', key)).body.unitsLeft)
+  const entries = (await getJson(url, '/me/ledger?limit=100', key)).body.value as { units: number; requestId: string; kind: string; state: string }[]
   return { unitsLeft, entries, ledgerSum: entries.reduce((sum, entry) => sum + entry.units, 0) }
 }
 
@@ -126,7 +106,7 @@ describe('a stop signal mid-call', () => {
   function heldRead(url: string, key: string, block: number) {
     const { hash } = devnet.ledger.blocks[block]
     proxy.hold(hash)
-    return get(url, `/odata/v4/chaina-odata/Blocks('${hash}')`, key)
+    return getJson(url, `/odata/v4/chaina-odata/Blocks('${hash}')`, key)
   }
 
   test('the call in flight is answered and charged once, a new request is refused 503 SHUTTING_DOWN uncharged, and the process ends once the call is answered', async () => {
@@ -139,13 +119,13 @@ describe('a stop signal mid-call', () => {
     server.stop('SIGTERM')
     await waitFor('the server to say it stops', () => server.output().includes('SIGTERM: stopping'))
 
-    const refused = await get(server.url, '/odata/v4/chaina-odata/Blocks?$top=1', key)
+    const refused = await getJson(server.url, '/odata/v4/chaina-odata/Blocks?$top=1', key)
     expect(refused.body.error.code).toBe('SHUTTING_DOWN')
     expect(refused.status).toBe(503)
     expect(refused.headers.get('x-access-units-charged')).toBe('0')
     expect(refused.headers.get('retry-after')).toBe('5')
     expect(refused.headers.get('connection')).toBe('close')
-    expect((await get(server.url, '/health')).status).toBe(200)
+    expect((await getJson(server.url, '/health')).status).toBe(200)
     expect(server.running()).toBe(true)
 
     proxy.releaseAll()

@@ -1,9 +1,6 @@
-import { execFile } from 'node:child_process'
 import { createServer, request, type Server } from 'node:http'
-import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { startDevnet } from '../support/devnet.ts'
-import { startGateways, type Gateways } from '../support/lane-gateways.ts'
+import { getJson, issueKey, startGateways, type Gateways } from '../support/lane-gateways.ts'
 import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
 
 /**
@@ -13,7 +10,6 @@ import type { ChainADevnet } from '../../devnet/chain-a/index.ts'
  * answer left (the gateway's 504) stops its work instead of running on for nobody.
  */
 
-const root = join(__dirname, '..', '..')
 const ATTACK = '/odata/v4/chaina-odata/Blocks?$top=100&$expand=epochInfo($expand=blocks($top=1000;$expand=transactions($expand=inputs,outputs)))'
 const VARIANTS: [string, string, string][] = [
   ['three levels whose $tops multiply beyond the row budget', '/odata/v4/chaina-odata/Blocks?$top=100&$expand=epochInfo($expand=blocks($top=1000;$expand=transactions))', 'ROW_BUDGET_EXCEEDED'],
@@ -23,25 +19,7 @@ const VARIANTS: [string, string, string][] = [
   ['$expand four levels deep on chain B', '/odata/v4/chainb/Blocks?$expand=transactions($expand=block($expand=transactions($expand=block)))', 'EXPAND_TOO_DEEP'],
 ]
 
-interface Reply {
-  status: number
-  headers: Headers
-  body: any
-}
-
-async function get(url: string, path: string, key?: string): Promise<Reply> {
-  const response = await fetch(url + path, { headers: key ? { authorization: `Bearer ${key}` } : {} })
-  const text = await response.text()
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined }
-}
-
-async function issueKey(gateways: Gateways, units: number): Promise<string> {
-  const args = ['run', '-s', 'gateway', '--', 'keys', 'issue', '--units', String(units), '--quiet']
-  const { stdout } = await promisify(execFile)('npm', args, { cwd: root, env: gateways.env })
-  return stdout.trim().split('\n').pop()!
-}
-
-const unitsLeft = async (url: string, key: string) => Number((await get(url, '/me', key)).body.unitsLeft)
+const unitsLeft = async (url: string, key: string) => Number((await getJson(url, '/me', key)).body.unitsLeft)
 
 describe('a read bounded before it runs', () => {
   let devnet: ChainADevnet
@@ -62,7 +40,7 @@ describe('a read bounded before it runs', () => {
 
   test('the read that stopped the service, sent 20 times at once by a key of 20 units, is refused each time before it runs and charges nothing', async () => {
     const attacker = await issueKey(gateways, 20)
-    const answers = await Promise.all(Array.from({ length: 20 }, () => get(url, ATTACK, attacker)))
+    const answers = await Promise.all(Array.from({ length: 20 }, () => getJson(url, ATTACK, attacker)))
     for (const answer of answers) {
       expect(answer.body.error).toMatchObject({ code: 'EXPAND_TOO_DEEP', message: expect.stringContaining('at most 3 levels') })
       expect(answer.status).toBe(400)
@@ -73,7 +51,7 @@ describe('a read bounded before it runs', () => {
 
   test.each(VARIANTS)('%s is refused before it runs and charges nothing', async (_name, path, code) => {
     const key = await issueKey(gateways, 5)
-    const answer = await get(url, path, key)
+    const answer = await getJson(url, path, key)
     expect(answer.body.error.code).toBe(code)
     expect(answer.status).toBe(400)
     expect(answer.headers.get('x-access-units-charged')).toBe('0')
@@ -82,9 +60,9 @@ describe('a read bounded before it runs', () => {
 
   test('another key\'s reads, and the health probe, are answered while the attack and its variants go on', async () => {
     const [attacker, reader] = await Promise.all([issueKey(gateways, 1000), issueKey(gateways, 1000)])
-    const attacks = Array.from({ length: 40 }, (_, i) => get(url, i % 2 ? ATTACK : VARIANTS[i % VARIANTS.length][1], attacker))
-    const reads = Array.from({ length: 40 }, (_, i) => get(url, `/odata/v4/chaina-odata/Blocks?$top=${1 + (i % 5)}&$expand=transactions($select=hash)`, reader))
-    const health = get(url, '/health')
+    const attacks = Array.from({ length: 40 }, (_, i) => getJson(url, i % 2 ? ATTACK : VARIANTS[i % VARIANTS.length][1], attacker))
+    const reads = Array.from({ length: 40 }, (_, i) => getJson(url, `/odata/v4/chaina-odata/Blocks?$top=${1 + (i % 5)}&$expand=transactions($select=hash)`, reader))
+    const health = getJson(url, '/health')
     const [attacked, read, healthy] = await Promise.all([Promise.all(attacks), Promise.all(reads), health])
     expect(attacked.map(answer => answer.status)).toEqual(attacked.map(() => 400))
     expect(read.map(answer => answer.status)).toEqual(read.map(() => 200))
@@ -154,7 +132,7 @@ describe('a read whose answer left stops its work', () => {
     const key = await issueKey(gateways, 10)
     const url = gateways.servers[0].url
     const before = upstream.calls()
-    const answer = await get(url, `/odata/v4/chaina-odata/Blocks?$orderby=height asc&$top=${BLOCKS}&$expand=transactions($select=hash)`, key)
+    const answer = await getJson(url, `/odata/v4/chaina-odata/Blocks?$orderby=height asc&$top=${BLOCKS}&$expand=transactions($select=hash)`, key)
     expect(answer.body.error.code).toBe('UPSTREAM_TIMEOUT')
     expect(answer.status).toBe(504)
     // Wait until the upstream has seen no call for a while: the work has stopped (or never will).
@@ -175,8 +153,8 @@ describe('a read whose answer left stops its work', () => {
     upstream.delayMs = 2000
     try {
       const [answers, others] = await Promise.all([
-        Promise.all(hashes.map(hash => get(url, `/odata/v4/chaina-odata/Blocks('${hash}')`, busy))),
-        Promise.all(hashes.slice(0, 4).map(hash => get(url, `/odata/v4/chaina-odata/Blocks('${hash}')`, other))),
+        Promise.all(hashes.map(hash => getJson(url, `/odata/v4/chaina-odata/Blocks('${hash}')`, busy))),
+        Promise.all(hashes.slice(0, 4).map(hash => getJson(url, `/odata/v4/chaina-odata/Blocks('${hash}')`, other))),
       ])
       const refused = answers.filter(answer => answer.status === 429)
       expect(refused.length).toBeGreaterThan(0)

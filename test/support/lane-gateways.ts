@@ -71,6 +71,26 @@ export async function voucherCodes(gateways: Gateways, units: number, count: num
   return stdout.trim().split('\n')
 }
 
+/** A key of `units` issued by the operator's command line on the instances' database. */
+export async function issueKey(gateways: Gateways, units: number): Promise<string> {
+  const args = ['run', '-s', 'gateway', '--', 'keys', 'issue', '--units', String(units), '--quiet']
+  const { stdout } = await promisify(execFile)('npm', args, { cwd: root, env: gateways.env })
+  return stdout.trim().split('\n').pop()!
+}
+
+export interface JsonReply {
+  status: number
+  headers: Headers
+  body: any
+}
+
+/** A GET to an instance, with the key when one is given; the body parsed. */
+export async function getJson(url: string, path: string, key?: string): Promise<JsonReply> {
+  const response = await fetch(url + path, { headers: key ? { authorization: `Bearer ${key}` } : {} })
+  const text = await response.text()
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined }
+}
+
 // ---- wallets -------------------------------------------------------------------------------
 
 export interface Wallet {
