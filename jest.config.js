@@ -24,8 +24,10 @@ module.exports = {
   // The Cloud Foundry build's output (npm run build:cf) repeats the packages' names.
   modulePathIgnorePatterns: ['<rootDir>/gen/'],
   testTimeout: 60000,
-  // On two cores that is one worker, so every file runs in jest's own process, which keeps some
-  // memory of each file's in-process server (about 33 MB after GC): `npm test` gives it a heap of
-  // 16 GB (package.json) so the whole suite fits.
   maxWorkers: '50%',
+  // Each file's in-process server leaves about 33 MB and its idle database connections in the
+  // process that ran it. With a memory limit jest runs files in a worker even on two cores (one
+  // worker; in band otherwise) and starts a fresh one once the limit is passed, so the suite never
+  // runs out of heap or of PostgreSQL's connections.
+  workerIdleMemoryLimit: '800MB',
 }

@@ -43,6 +43,7 @@ afterAll(async () => {
 
 /** What a command of the operator's command line prints, on the servers' database. */
 async function operator(...args: string[]): Promise<string> {
+  await servers.ready()
   const { stdout } = await promisify(execFile)('npm', ['run', '-s', 'gateway', '--', ...args], { cwd: root, env: servers.env })
   return stdout.trim()
 }

@@ -29,7 +29,8 @@ describe('a read bounded before it runs', () => {
   beforeAll(async () => {
     devnet = await startDevnet()
     for (let i = 0; i < 5; i++) devnet.produceBlock()
-    gateways = await startGateways(1, devnet, { GATEWAY_RATE_PER_SECOND: '10000', GATEWAY_BURST: '10000', GATEWAY_MAX_CALLS_IN_FLIGHT: '64' })
+    // The attacks come all at once: admission control (its own test) must not turn them away first.
+    gateways = await startGateways(1, devnet, { GATEWAY_RATE_PER_SECOND: '10000', GATEWAY_BURST: '10000', GATEWAY_MAX_CALLS_IN_FLIGHT: '64', GATEWAY_MAX_INSTANCE_CALLS: '1000' })
     url = gateways.servers[0].url
   }, 240_000)
 

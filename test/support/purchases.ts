@@ -1,4 +1,3 @@
-import cds from '@sap/cds'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -10,22 +9,28 @@ import { runningDevnet } from './chain-a.ts'
 import { sendFrom, type Reply } from './gateway.ts'
 import { startServer, stopAndWait, type RunningServer } from './server.ts'
 import { signWith } from './sign.ts'
-import { onPostgres } from '../setup/postgres.ts'
+import { administer, onPostgres, quoted } from '../setup/postgres.ts'
+import { Client } from 'pg'
 import { CardanoExactClient } from '../../srv/chains/chain-a/payments/exact-client.ts'
 import { forDatabase } from '../../srv/lib/plain-sql.ts'
 
 /**
- * Gateway servers of the purchase lane as processes of their own, on one database (PostgreSQL, or
- * one SQLite file) and on the devnet of the test process (reached over its Blockfrost-compatible
- * API, so the test makes its blocks and counts its reads), with the buyer's and an observer's side.
+ * Gateway servers of the purchase lane as processes of their own, on one database of their own (a
+ * SQLite file, or a PostgreSQL database copied from the run's template: the test process's server
+ * would otherwise be one more instance sharing their limits) and on the devnet of the test process
+ * (reached over its Blockfrost-compatible API, so the test makes its blocks and counts its reads),
+ * with the buyer's and an observer's side.
  */
 
 const root = join(__dirname, '..', '..')
 
 export class PurchaseServers {
   readonly env: NodeJS.ProcessEnv
-  /** The SQLite file the servers share; undefined on PostgreSQL (the test process's own database). */
+  /** The SQLite file the servers share; undefined on PostgreSQL. */
   readonly sqliteFile: string | undefined
+  /** The PostgreSQL database the servers share (named after the run's template, so its teardown drops it); undefined on SQLite. */
+  private readonly database: string | undefined
+  private created: Promise<unknown> | undefined
   private readonly folder: string | undefined
   private readonly started: RunningServer[] = []
 
@@ -33,17 +38,25 @@ export class PurchaseServers {
     const devnet = runningDevnet()
     this.folder = onPostgres() ? undefined : mkdtempSync(join(tmpdir(), 'cag-purchases-'))
     this.sqliteFile = this.folder && join(this.folder, 'shared.sqlite')
+    this.database = onPostgres() ? `${process.env.CAG_TEST_TEMPLATE}_purchases_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}` : undefined
     this.env = {
       ...process.env, PORT: '0', CDS_TYPESCRIPT: 'true', NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON',
-      ...(this.sqliteFile ? { CDS_REQUIRES_DB_CREDENTIALS_URL: this.sqliteFile } : {}),
+      ...(this.sqliteFile ? { CDS_REQUIRES_DB_CREDENTIALS_URL: this.sqliteFile } : { CDS_REQUIRES_DB_CREDENTIALS_DATABASE: this.database }),
       GATEWAY_ENABLED: 'true', CHAIN_A_DEVNET: 'false', BLOCKFROST_URL: devnet.url, CHAIN_A_NETWORK: 'devnet', CHAIN_B_CRAWLER_ENABLED: 'false',
       GATEWAY_X402_PAY_TO: devnet.wallets().at(-1)!.address, GATEWAY_X402_SETTLE_WAIT_MS: '200', GATEWAY_X402_CONFIRMATIONS: '1',
       ...settings,
     }
   }
 
+  /** The servers' database exists (on PostgreSQL it is made on first use): a command line run with `env` may use it. */
+  ready(): Promise<unknown> {
+    if (!this.database) return Promise.resolve()
+    return (this.created ??= administer(`CREATE DATABASE ${quoted(this.database)} TEMPLATE ${quoted(process.env.CAG_TEST_TEMPLATE!)}`))
+  }
+
   /** A server with these settings on top of the shared ones. */
   async serve(settings: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
+    await this.ready()
     const server = await startServer(join(root, 'node_modules', '.bin', 'cds-serve'), [], { cwd: root, env: { ...this.env, ...settings } })
     this.started.push(server)
     return server
@@ -65,16 +78,27 @@ export class PurchaseServers {
    * columns named with quoted aliases (PostgreSQL folds unquoted names to lower case).
    */
   async query(sql: string, ...values: SqlValue[]): Promise<Record<string, unknown>[]> {
-    if (!this.sqliteFile) return cds.tx(() => cds.run(forDatabase(sql), values))
+    if (!this.sqliteFile) return this.onPostgres(sql, values)
     return this.onSqlite(true, db => db.prepare(sql).all(...values) as Record<string, unknown>[])
   }
 
   /** A write to the database the servers share, as `query` takes it: for a state a test cannot bring about through the servers. */
   async execute(sql: string, ...values: SqlValue[]): Promise<void> {
-    if (!this.sqliteFile) return cds.tx(() => cds.run(forDatabase(sql), values))
+    if (!this.sqliteFile) return void (await this.onPostgres(sql, values))
     return this.onSqlite(false, db => {
       db.prepare(sql).run(...values)
     })
+  }
+
+  private async onPostgres(sql: string, values: SqlValue[]): Promise<Record<string, unknown>[]> {
+    await this.ready()
+    const client = new Client({ host: '127.0.0.1', port: 5432, user: 'postgres', database: this.database! })
+    await client.connect()
+    try {
+      return (await client.query(forDatabase(sql), values)).rows
+    } finally {
+      await client.end()
+    }
   }
 
   private async onSqlite<T>(readOnly: boolean, work: (db: import('node:sqlite').DatabaseSync) => T): Promise<T> {
@@ -90,6 +114,7 @@ export class PurchaseServers {
 
   /** A key issued by the operator's command line on the servers' database (one server must have started: it made the schema). */
   async issueKey(units: number): Promise<string> {
+    await this.ready()
     const args = ['run', '-s', 'gateway', '--', 'keys', 'issue', '--units', String(units), '--plan', 'standard', '--quiet']
     const { stdout } = await promisify(execFile)('npm', args, { cwd: root, env: this.env })
     return stdout.trim()
