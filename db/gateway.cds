@@ -76,21 +76,27 @@ entity ProductGrants {
 
 /** A named type, not an inline enum: an inline enum on an element called `kind` collides with the
  *  generated model class's own static `kind`. */
-type LedgerEntryKind : String(10) enum { credit; charge; refund };
+type LedgerEntryKind : String(10) enum { credit; charge; refund; lease };
 
 /**
  * One entry per charged call (kind charge: units negative, pending until the call resolves, then
  * committed or refunded), per refund and per credit. A request resolves at most once: the
  * (requestId, kind) pair is unique; a credit for something (a payment, a voucher redemption, a
  * wallet's free calls) is posted at most once: the (kind, reference) pair is unique.
+ *
+ * A unit lease (kind lease) sets a block of a busy key's units aside for one instance: while it is
+ * pending its units are minus what is still unspent (each charge drawn on it moves units from the
+ * lease to a committed charge entry), and closing it (handed back, or voided by the sweeper once
+ * its holder stopped renewing it) sets them to 0 and gives the rest back to the balance.
  */
 @assert.unique: { resolution: [requestId, kind], creditReference: [kind, reference] }
+@db.indexes: ['apiKey_ID, kind, state']
 entity LedgerEntries {
   key ID         : UUID;
       apiKey     : Association to ApiKeys not null;
       kind       : LedgerEntryKind not null;
       units      : Units not null;
-      state      : String(10) enum { pending; committed; refunded; posted } not null;
+      state      : String(10) enum { pending; committed; refunded; posted; closed } not null;
       routeClass : String(30);
       /** Method and normalised path of the call, cut to 500 characters. */
       route      : String(500);
@@ -102,6 +108,10 @@ entity LedgerEntries {
       reference  : String(160);
       createdAt  : Timestamp not null;
       resolvedAt : Timestamp;
+      /** The units a lease set aside when it was taken. */
+      leased     : Units;
+      /** A lease's holder renews it while it holds it; the sweeper voids a lease not renewed in time. */
+      renewedAt  : Timestamp;
 }
 
 /**

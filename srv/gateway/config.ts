@@ -12,6 +12,10 @@ const ENVIRONMENT: Environment = {
   GATEWAY_TIMEOUT_MS: 'timeoutMs',
   GATEWAY_RESERVATION_TIMEOUT_S: 'reservationTimeoutS',
   GATEWAY_SWEEP_INTERVAL_S: 'sweepIntervalS',
+  GATEWAY_LEASE_SECONDS: 'leaseSeconds',
+  GATEWAY_LEASE_MIN_BALANCE: 'leaseMinBalance',
+  GATEWAY_LEASE_IDLE_MS: 'leaseIdleMs',
+  GATEWAY_LEASE_CHECK_MS: 'leaseCheckMs',
   GATEWAY_RATE_PER_SECOND: 'ratePerSecond',
   GATEWAY_BURST: 'burst',
   GATEWAY_MAX_CALLS_IN_FLIGHT: 'maxCallsInFlight',
@@ -32,6 +36,14 @@ export interface GatewayConfig {
   /** Pending reservations older than this are voided (refunded) by the sweeper. */
   reservationTimeoutS: number
   sweepIntervalS: number
+  /** A busy key's lease holds the units its calls spend in this many seconds at their current rate (srv/gateway/leases.ts); 0: no leases. */
+  leaseSeconds: number
+  /** A key with fewer units left gets no lease: each of its calls reserves in the database. */
+  leaseMinBalance: number
+  /** A lease not drawn on for this long is handed back. */
+  leaseIdleMs: number
+  /** How often an instance checks its leased keys for changes (revoked, rotated, another plan, a lease recalled). */
+  leaseCheckMs: number
   /** Per-key rate limit overrides; by default each plan's ratePerSecond and burst apply. */
   ratePerSecond?: number
   burst?: number
@@ -74,6 +86,10 @@ export function gatewayConfig(): GatewayConfig {
     timeoutMs: read.number('timeoutMs', 30_000),
     reservationTimeoutS: read.number('reservationTimeoutS', 90),
     sweepIntervalS: read.number('sweepIntervalS', 30),
+    leaseSeconds: read.number('leaseSeconds', 1),
+    leaseMinBalance: read.number('leaseMinBalance', 1000),
+    leaseIdleMs: read.number('leaseIdleMs', 3000),
+    leaseCheckMs: read.number('leaseCheckMs', 200),
     ratePerSecond: rate > 0 ? rate : undefined,
     burst: burst > 0 ? burst : undefined,
     maxCallsInFlight: read.number('maxCallsInFlight', 16),

@@ -42,6 +42,8 @@ export class Gateway {
     this.inFlight = new CallsInFlight(config.maxCallsInFlight)
     this.admission = new InstanceAdmission(config.maxInstanceCalls)
     this.metering = new Metering(config)
+    // A key whose lease saw it change is read again from the database by its next call.
+    this.metering.leases.onKeyChanged = keyId => this.keys.forget(keyId)
   }
 
   /** Builds the route table from what is served and the own routes, loads prices, starts the sweeper. */

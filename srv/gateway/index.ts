@@ -3,6 +3,7 @@ import type { Application } from 'express'
 import { gatewayConfig } from './config.ts'
 import { Gateway } from './gateway.ts'
 import { refundLater } from './ledger.ts'
+import { writeDrawnCharges } from './leases.ts'
 import { startHeartbeat } from './instances.ts'
 import { proxyTrust } from '../lib/client-address.ts'
 import { onStop } from '../lib/graceful-stop.ts'
@@ -58,6 +59,8 @@ function refundFailedWork(services: cds.Service[]) {
     service.on(event, async (msg: { data: JobFailed }) => {
       const { jobId, requestId, errorCode } = msg.data
       if (!requestId) return
+      // A call served on a unit lease has its charge written in the next batch: write it first.
+      await writeDrawnCharges()
       const refunded = await refundLater(requestId, `job ${errorCode ?? 'failed'}`.slice(0, 20))
       if (refunded !== undefined) cds.log('gateway').info(`refunded the charge of job ${jobId} (${errorCode})`)
     })

@@ -28,8 +28,8 @@ function buildStatements() {
   const keys = tableOf(ApiKeys)
   const entries = tableOf(LedgerEntries)
   const { active } = ApiKey.status
-  const { charge } = LedgerEntryKind
-  const { pending } = LedgerEntry.state
+  const { charge, lease } = LedgerEntryKind
+  const { pending, closed } = LedgerEntry.state
   return {
     reserve:
       `UPDATE ${keys} SET unitsLeft = unitsLeft - ?, lastUsedAt = ? WHERE ID = ? AND secretHash = ? AND version = ? AND status = '${active}' AND validUntil > ? AND unitsLeft >= ?`,
@@ -48,16 +48,31 @@ function buildStatements() {
     /**
      * On PostgreSQL the reservation is one statement (one round trip): the guarded UPDATE, the ledger
      * entry and the balance after it, in a data-modifying WITH. No row means nothing was reserved.
+     * $10 is the entry's kind (a charge, or a lease: then the entry also says what it set aside and
+     * when it was renewed).
      */
     reserveInOne: `WITH reserved AS (
     UPDATE ${keys} SET unitsLeft = unitsLeft - $1::bigint, lastUsedAt = $2
     WHERE ID = $3 AND secretHash = $4 AND version = $9 AND status = '${active}' AND validUntil > $2 AND unitsLeft >= $1::bigint
     RETURNING unitsLeft
   ), entry AS (
-    INSERT INTO ${entries} (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, createdAt)
-    SELECT $5, $3, '${charge}', -$1::bigint, '${pending}', $6, $7, $8, $2 FROM reserved
+    INSERT INTO ${entries} (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, createdAt, leased, renewedAt)
+    SELECT $5, $3, $10::varchar, -$1::bigint, '${pending}', $6, $7, $8, $2,
+      CASE WHEN $10::varchar = '${lease}' THEN $1::bigint END, CASE WHEN $10::varchar = '${lease}' THEN $2 END FROM reserved
   )
   SELECT unitsLeft AS "unitsLeft" FROM reserved`,
+    leaseEntry:
+      `INSERT INTO ${entries} (ID, apiKey_ID, kind, units, state, requestId, createdAt, leased, renewedAt) VALUES (?, ?, '${lease}', ?, '${pending}', ?, ?, ?, ?)`,
+    /** Draws the units of charges on an open lease that still holds them. */
+    drawOnLease:
+      `UPDATE ${entries} SET units = units + ?, renewedAt = ? WHERE ID = ? AND kind = '${lease}' AND state = '${pending}' AND units <= ?`,
+    openLease: `SELECT apiKey_ID AS "apiKey_ID", units AS "units" FROM ${entries} WHERE ID = ? AND kind = '${lease}' AND state = '${pending}'`,
+    /** Closes a lease as it was read: a concurrent draw or close changes its units or state, and this changes nothing. */
+    closeLease:
+      `UPDATE ${entries} SET state = '${closed}', units = 0, outcome = ?, resolvedAt = ? WHERE ID = ? AND kind = '${lease}' AND state = '${pending}' AND units = ?`,
+    staleLeases: `SELECT ID AS "ID" FROM ${entries} WHERE kind = '${lease}' AND state = '${pending}' AND renewedAt < ? LIMIT 500`,
+    recallLeases: `UPDATE ${entries} SET outcome = '${RECALLED}' WHERE apiKey_ID = ? AND kind = '${lease}' AND state = '${pending}' AND outcome IS NULL`,
+    openLeasesOf: `SELECT COUNT(1) AS "count" FROM ${entries} WHERE apiKey_ID = ? AND kind = '${lease}' AND state = '${pending}'`,
   }
 }
 
@@ -98,15 +113,30 @@ type Reservation =
   | { ok: false; reason: 'invalid' | 'expired' | 'stale' }
 
 export async function reserve(call: Call): Promise<Reservation> {
+  return reserveAs(LedgerEntryKind.charge, call)
+}
+
+/**
+ * Takes a lease of `units` on the key, guarded as a reservation is. The lease's entry ID is
+ * `requestId`; its units are the key's until they are drawn (drawOnLease) or given back (closeLease).
+ */
+export async function takeLease(lease: { keyId: string; secretHash: string; version: number; units: number; requestId: string }): Promise<Reservation> {
+  return reserveAs(LedgerEntryKind.lease, { ...lease, routeClass: '', route: '' })
+}
+
+async function reserveAs(kind: string, call: Call): Promise<Reservation> {
+  const isLease = kind === LedgerEntryKind.lease
   return cds.tx(async tx => {
     const now = new Date().toISOString()
+    const id = isLease ? call.requestId : cds.utils.uuid()
     if (isPostgres()) {
-      const [reserved] = await tx.run(statement('reserveInOne'), [call.units, now, call.keyId, call.secretHash, cds.utils.uuid(), call.routeClass, call.route, call.requestId, call.version])
+      const [reserved] = await tx.run(statement('reserveInOne'), [call.units, now, call.keyId, call.secretHash, id, call.routeClass || null, call.route || null, call.requestId, call.version, kind])
       return reserved ? { ok: true as const, unitsLeft: Number(reserved.unitsLeft) } : diagnose(tx, call, now)
     }
     const reserved = await run(tx, 'reserve', [call.units, now, call.keyId, call.secretHash, call.version, now, call.units])
     if (!changed(reserved)) return diagnose(tx, call, now)
-    await run(tx, 'entry', [cds.utils.uuid(), call.keyId, LedgerEntryKind.charge, -call.units, LedgerEntry.state.pending, call.routeClass, call.route, call.requestId, null, null, now, null, null])
+    if (isLease) await run(tx, 'leaseEntry', [id, call.keyId, -call.units, call.requestId, now, call.units, now])
+    else await run(tx, 'entry', [id, call.keyId, LedgerEntryKind.charge, -call.units, LedgerEntry.state.pending, call.routeClass, call.route, call.requestId, null, null, now, null, null])
     return { ok: true as const, unitsLeft: await unitsLeftOf(tx, call.keyId) }
   })
 }
@@ -249,6 +279,107 @@ export async function sweep(olderThanSeconds: number): Promise<number> {
   for (const { requestId } of stale) if ((await refund(requestId, 'voided')) !== undefined) voided++
   return voided
 }
+
+/** A call served on a lease: its charge, written when the lease is drawn on. */
+export interface DrawnCharge {
+  units: number
+  routeClass: string
+  route: string
+  requestId: string
+  outcome: string
+  /** When the call was answered. */
+  at: string
+}
+
+/** Rows per INSERT of drawn charges (each row takes 13 parameters). */
+const DRAWN_ROWS_PER_INSERT = 100
+
+/**
+ * Writes charges served on a lease: their units move from the open lease to committed charge
+ * entries, in one transaction. Answers false, writing nothing, when the lease is no longer open
+ * (voided, or closed by a change of its key): its unspent units went back to the key with it, so
+ * those calls cost nothing, and nothing is charged twice.
+ */
+export async function drawOnLease(leaseId: string, keyId: string, charges: DrawnCharge[]): Promise<boolean> {
+  const units = charges.reduce((sum, charge) => sum + charge.units, 0)
+  return cds.tx(async tx => {
+    const now = new Date().toISOString()
+    if (!changed(await run(tx, 'drawOnLease', [units, now, leaseId, -units]))) return false
+    for (let start = 0; start < charges.length; start += DRAWN_ROWS_PER_INSERT) {
+      const rows = charges.slice(start, start + DRAWN_ROWS_PER_INSERT)
+      const values = rows.flatMap(charge => [
+        cds.utils.uuid(), keyId, LedgerEntryKind.charge, -charge.units, LedgerEntry.state.committed, charge.routeClass, charge.route, charge.requestId, charge.outcome, `lease ${leaseId}`, charge.at, now, null,
+      ])
+      await tx.run(insertEntries(rows.length), values)
+    }
+    return true
+  })
+}
+
+function insertEntries(rows: number): string {
+  const row = `(${Array.from({ length: 13 }, () => '?').join(', ')})`
+  return forDatabase(`INSERT INTO ${tableOf(LedgerEntries)} (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, outcome, note, createdAt, resolvedAt, reference) VALUES `
+    + Array.from({ length: rows }, () => row).join(', '))
+}
+
+/**
+ * Closes an open lease and gives its unspent units back to the key, exactly once: the close is
+ * guarded on the units as read, so a draw or another close in between makes it change nothing
+ * (it is read and tried again). Answers the units given back, or undefined when the lease was not open.
+ */
+export async function closeLease(leaseId: string, outcome: string): Promise<number | undefined> {
+  for (;;) {
+    const closed = await cds.tx(async tx => {
+      const [lease] = await run(tx, 'openLease', [leaseId])
+      if (!lease) return { done: true, units: undefined }
+      const unspent = -Number(lease.units)
+      if (!changed(await run(tx, 'closeLease', [outcome, new Date().toISOString(), leaseId, lease.units]))) return { done: false, units: undefined }
+      if (unspent) await run(tx, 'addUnits', [unspent, lease.apiKey_ID])
+      return { done: true, units: unspent }
+    })
+    if (closed.done) return closed.units
+  }
+}
+
+/** Keeps leases this instance holds from being voided. */
+export async function renewLeases(leaseIds: string[]): Promise<void> {
+  if (!leaseIds.length) return
+  await cds.tx(tx => tx.run(forDatabase(`UPDATE ${tableOf(LedgerEntries)} SET renewedAt = ? WHERE kind = '${LedgerEntryKind.lease}' AND state = '${LedgerEntry.state.pending}' AND ID IN (${placeholders(leaseIds.length)})`), [new Date().toISOString(), ...leaseIds]))
+}
+
+/** What changed about leased keys and their leases: each key's version, status and validity; each lease's state and whether it was recalled. */
+export async function leaseChecks(keyIds: string[], leaseIds: string[]) {
+  return cds.tx(async tx => {
+    const keys: { ID: string; version: number | string; status: string; validUntil: string }[] = await tx.run(
+      forDatabase(`SELECT ID AS "ID", version AS "version", status AS "status", validUntil AS "validUntil" FROM ${tableOf(ApiKeys)} WHERE ID IN (${placeholders(keyIds.length)})`), keyIds)
+    const leases: { ID: string; state: string; outcome: string | null }[] = await tx.run(
+      forDatabase(`SELECT ID AS "ID", state AS "state", outcome AS "outcome" FROM ${tableOf(LedgerEntries)} WHERE ID IN (${placeholders(leaseIds.length)})`), leaseIds)
+    return { keys, leases }
+  })
+}
+
+/** A lease its holder is asked to hand back (another instance needs the key's units). */
+export const RECALLED = 'recalled'
+
+/** Asks the holders of the key's open leases to hand them back. Answers how many leases are open. */
+export async function recallLeases(keyId: string): Promise<number> {
+  return cds.tx(async tx => {
+    await run(tx, 'recallLeases', [keyId])
+    const [open] = await run(tx, 'openLeasesOf', [keyId])
+    return Number(open?.count ?? 0)
+  })
+}
+
+/** Voids leases whose holder stopped renewing them (it crashed): their unspent units go back to their keys. Answers how many. */
+export async function sweepLeases(olderThanSeconds: number): Promise<number> {
+  const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString()
+  const stale: { ID: string }[] = await cds.tx(tx => run(tx, 'staleLeases', [cutoff]))
+  let voided = 0
+  for (const { ID } of stale) if ((await closeLease(ID, 'voided')) !== undefined) voided++
+  return voided
+}
+
+const placeholders = (count: number) => Array.from({ length: count }, () => '?').join(', ')
 
 async function unitsLeftOf(tx: Transaction, keyId: string): Promise<number> {
   const [key] = await run(tx, 'unitsLeft', [keyId])

@@ -32,8 +32,10 @@ export async function account(key: KeyRecord): Promise<Answer> {
       .orderBy('createdAt desc')
       .limit(LAST_CALLS)
     if (!row) return undefined
+    // Units leased by instances and not yet drawn are still the key's.
+    const leased = await SELECT.one.from(LedgerEntries).columns('sum(units) as units').where({ apiKey_ID: key.ID, kind: LedgerEntryKind.lease, state: 'pending' })
     return {
-      id: row.ID, hint: row.hint, plan: row.plan_name, unitsLeft: Number(row.unitsLeft), validUntil: row.validUntil, status: row.status,
+      id: row.ID, hint: row.hint, plan: row.plan_name, unitsLeft: Number(row.unitsLeft) - Number(leased?.units ?? 0), validUntil: row.validUntil, status: row.status,
       boundAddress: row.boundAddress, label: row.label, createdAt: row.createdAt, rotatedAt: row.rotatedAt, lastUsedAt: row.lastUsedAt,
       lastCalls: lastCalls.map(call => ({ at: call.createdAt, route: call.route, routeClass: call.routeClass, units: -Number(call.units), state: call.state, outcome: call.outcome })),
     }

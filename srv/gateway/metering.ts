@@ -9,11 +9,13 @@ import { holdResponse } from './response-hold.ts'
 import { scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
 import { recordCharge, recordRefund, reservationsVoided } from '../metrics/instruments.ts'
 import { cutAtGraceEnd } from '../lib/graceful-stop.ts'
+import { UnitLeases, type Lease, type LeaseConfig } from './leases.ts'
 
 /**
  * Units around a metered call: reserve the price before the call is handled, then, before the
  * answer leaves, commit the charge (success) or refund it (4xx/5xx, or no answer within the
- * timeout: 504), and say both in the units headers. A sweeper voids reservations a crashed process
+ * timeout: 504), and say both in the units headers. A busy key's call draws its price on a unit
+ * lease instead, in memory (leases.ts). A sweeper voids reservations and leases a crashed process
  * left pending. The units themselves move only in ledger.ts.
  */
 
@@ -29,7 +31,7 @@ const STOPPED_BEFORE_ANSWER = refusal(503, 'SHUTTING_DOWN', 'This instance stopp
 /** The ledger stores the route of a call cut to this length (its column's size). */
 const ROUTE_LENGTH = 500
 
-interface MeteringConfig {
+interface MeteringConfig extends LeaseConfig {
   timeoutMs: number
   reservationTimeoutS: number
   sweepIntervalS: number
@@ -43,8 +45,15 @@ export interface MeteredCall {
   requestId: string
 }
 
+/** Units set aside for a call: reserved in the database, or drawn on a lease of this instance. */
+export interface ReservedUnits {
+  units: number
+  unitsLeft: number
+  lease?: Lease
+}
+
 type Reserved =
-  | { ok: true; units: number; unitsLeft: number }
+  | ({ ok: true } & ReservedUnits)
   /** The key changed since it was read (a grant revoked, say): read it again and retry once. */
   | { ok: false; stale: true }
   | { ok: false; stale: false; answer: Answer }
@@ -53,14 +62,17 @@ export class Metering {
   private readonly config: MeteringConfig
   private prices = new Map<string, number>()
   private readonly jobs: ScheduledJob[] = []
+  readonly leases: UnitLeases
 
   constructor(config: MeteringConfig) {
     this.config = config
+    this.leases = new UnitLeases(config)
   }
 
   /** Loads the prices, then keeps them fresh and starts the sweeper. */
   async start() {
     this.prices = await loadPrices()
+    this.leases.start()
     this.jobs.push(
       scheduleJob('reloading prices', PRICE_REFRESH_MS, () => this.reloadPrices()),
       scheduleJob('voiding reservations left pending', this.config.sweepIntervalS * 1000, () => this.sweep()),
@@ -72,7 +84,7 @@ export class Metering {
    * that does not answer must not keep the process from ending (the sweeper settles what is left).
    */
   async stop() {
-    const stopped = Promise.all([...this.jobs.splice(0).map(job => job.stop()), ledger.flushCommits()])
+    const stopped = Promise.all([...this.jobs.splice(0).map(job => job.stop()), ledger.flushCommits(), this.leases.stop()])
     await Promise.race([stopped, new Promise(resolve => setTimeout(resolve, SHUTDOWN_FLUSH_MS).unref())])
   }
 
@@ -89,13 +101,24 @@ export class Metering {
     return withUnitsLeft(unpriced, call.key.unitsLeft)
   }
 
-  /** Reserves the units in one guarded write: the key must still be as it was read, and hold enough units. */
+  /**
+   * Sets the call's units aside: on the key's lease in this instance when it has one, else in one
+   * guarded write (the key must still be as it was read, and hold enough units). A call that finds
+   * too few units asks the key's leases back and tries once more.
+   */
   async reserve(call: MeteredCall, units: number): Promise<Reserved> {
     const { key } = call
-    const reservation = await ledger.reserve({
+    const lease = this.leases.draw(key, units)
+    if (lease) return { ok: true, units, unitsLeft: lease.unitsLeft, lease }
+    const reserveInDatabase = () => ledger.reserve({
       keyId: key.ID, secretHash: key.secretHash, version: key.version, units, routeClass: call.routeClass, route: boundedRoute(call), requestId: call.requestId,
     })
-    if (reservation.ok) return { ok: true, units, unitsLeft: remember(key, reservation.unitsLeft) }
+    let reservation = await reserveInDatabase()
+    if (!reservation.ok && reservation.reason === 'insufficient' && (await this.leases.makeRoom(key.ID))) reservation = await reserveInDatabase()
+    if (reservation.ok) {
+      this.leases.consider(key, units, reservation.unitsLeft)
+      return { ok: true, units, unitsLeft: remember(key, reservation.unitsLeft) }
+    }
     switch (reservation.reason) {
       case 'stale':
         return { ok: false, stale: true }
@@ -117,9 +140,10 @@ export class Metering {
    * and refunded right after: the refund must not wait for the handler, which may hold the database.
    * Should the process die in between, the sweeper refunds.
    */
-  settleOnAnswer(res: ServerResponse, call: MeteredCall, reserved: { units: number; unitsLeft: number }) {
+  settleOnAnswer(res: ServerResponse, call: MeteredCall, reserved: ReservedUnits) {
     const { requestId, key } = call
-    const { units, unitsLeft } = reserved
+    const { units, unitsLeft, lease } = reserved
+    if (lease) return this.settleOnLease(res, call, reserved, lease)
     const held = holdResponse(res, async status => {
       clearTimeout(timer)
       const replay = res.getHeader(IDEMPOTENT_REPLAY) === 'true'
@@ -148,6 +172,44 @@ export class Metering {
     cutAtGraceEnd(res, () => cutOff(STOPPED_BEFORE_ANSWER, 'shutdown'))
   }
 
+  /**
+   * The same for a call drawn on a lease, without the database: a served call's charge is written
+   * with the lease's next batch; any other outcome puts its units back on the lease.
+   */
+  private settleOnLease(res: ServerResponse, call: MeteredCall, { units, unitsLeft }: ReservedUnits, lease: Lease) {
+    let settled = false
+    const notServed = (outcome: 'replay' | 'error' | 'timeout' | 'shutdown') => {
+      settled = true
+      this.leases.notServed(lease, units)
+      recordRefund(call.routeClass, outcome, units)
+    }
+    const held = holdResponse(res, status => {
+      clearTimeout(timer)
+      if (settled) return
+      const replay = res.getHeader(IDEMPOTENT_REPLAY) === 'true'
+      if (status >= 400 || replay) {
+        notServed(replay ? 'replay' : 'error')
+        setUnits(res, 0, lease.unitsLeft)
+        return
+      }
+      settled = true
+      setUnits(res, units, unitsLeft)
+      this.leases.served(lease, { units, routeClass: call.routeClass, route: boundedRoute(call), requestId: call.requestId, outcome: String(status), at: new Date().toISOString() })
+      recordCharge(call.routeClass, units)
+    })
+    const cutOff = (answer: Answer, outcome: 'timeout' | 'shutdown') => {
+      clearTimeout(timer)
+      if (!held.takeOver()) return undefined
+      held.send(answer.status, { 'content-type': 'application/json', [UNITS_CHARGED]: 0, [UNITS_LEFT]: unitsLeft + units, ...answer.headers }, JSON.stringify(answer.body))
+      notServed(outcome)
+      return undefined
+    }
+    const timer = setTimeout(() => {
+      cutOff(refusal(504, 'UPSTREAM_TIMEOUT', `The call was not answered within ${this.config.timeoutMs} ms; its units are refunded`), 'timeout')
+    }, this.config.timeoutMs)
+    cutAtGraceEnd(res, () => cutOff(STOPPED_BEFORE_ANSWER, 'shutdown'))
+  }
+
   // A failed run is the schedule's to log, once per change of state (srv/lib/failure-streak.ts).
   private async reloadPrices() {
     this.prices = await loadPrices()
@@ -157,6 +219,8 @@ export class Metering {
     const voided = await ledger.sweep(this.config.reservationTimeoutS)
     reservationsVoided.inc(voided)
     if (voided) cds.log('gateway').warn(`voided ${voided} reservations left pending longer than ${this.config.reservationTimeoutS} s`)
+    const leases = await ledger.sweepLeases(this.config.reservationTimeoutS)
+    if (leases) cds.log('gateway').warn(`voided ${leases} unit leases not renewed for ${this.config.reservationTimeoutS} s (their holder stopped); their undrawn units are back`)
   }
 }
 

@@ -28,13 +28,17 @@ export async function ledgerOf(keyId: string): Promise<any[]> {
 
 export const ledgerSum = (entries: { units: number }[]) => entries.reduce((sum, entry) => sum + entry.units, 0)
 
-/** Waits until no charge of the key is pending (commits are written right after the answer). */
-export async function settled(keyId: string) {
-  for (let i = 0; i < 200; i++) {
+/**
+ * Waits until no charge of the key is pending (commits are written right after the answer) and no
+ * unit lease of it is open (an idle lease is handed back after GATEWAY_LEASE_IDLE_MS).
+ */
+export async function settled(keyId: string, timeoutMs = 15_000) {
+  const giveUpAt = Date.now() + timeoutMs
+  while (Date.now() < giveUpAt) {
     if (!(await ledgerOf(keyId)).some(entry => entry.state === 'pending')) return
-    await new Promise(resolve => setTimeout(resolve, 10))
+    await new Promise(resolve => setTimeout(resolve, 20))
   }
-  throw new Error(`charges of ${keyId} stayed pending`)
+  throw new Error(`charges or leases of ${keyId} stayed pending`)
 }
 
 /** Sends exactly these bytes as the request line and headers (no client-side path normalisation). */
