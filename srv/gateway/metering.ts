@@ -19,7 +19,8 @@ import { UnitLeases, type Lease, type LeaseConfig } from './leases.ts'
  * left pending. The units themselves move only in ledger.ts.
  */
 
-const PRICE_REFRESH_MS = 60_000
+/** Prices change in the database (a deployment, an operator): each instance reads them again this often. */
+const PRICE_REFRESH_MS = 5000
 /**
  * A product sets this header when it answers a repeated request with what the first one made (the
  * same idempotency key and payload): that answer costs nothing, the first call was charged.
