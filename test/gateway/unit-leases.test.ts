@@ -13,7 +13,7 @@ process.env.GATEWAY_RATE_PER_SECOND = '100000'
 process.env.GATEWAY_BURST = '100000'
 process.env.GATEWAY_MAX_CALLS_IN_FLIGHT = '100000'
 process.env.GATEWAY_LEASE_MIN_BALANCE = '100'
-process.env.GATEWAY_LEASE_IDLE_MS = '2000'
+process.env.GATEWAY_LEASE_IDLE_MS = '3000'
 process.env.GATEWAY_LEASE_CHECK_MS = '50'
 const { GET, defaults } = cds.test(__dirname + '/../..')
 defaults.validateStatus = () => true
@@ -72,9 +72,36 @@ describe('unit leases', () => {
     expect(ledgerSum(entries)).toBe(5000 - 300)
   })
 
+  test('calls drawn on a lease reserve nothing in the database: the gateway writes only their charges, a few calls to a statement', async () => {
+    const { id, key } = await issueTestKey({ units: 5000 })
+    await untilLeased(id, key)
+    const statements: string[] = []
+    const db = cds.db as unknown as { dispatch(req: { query?: unknown }): unknown }
+    const dispatch = db.dispatch
+    db.dispatch = function (this: unknown, req: { query?: unknown }) {
+      if (typeof req.query === 'string' && /gateway_(ApiKeys|LedgerEntries)/i.test(req.query)) statements.push(req.query)
+      return dispatch.call(this, req)
+    }
+    try {
+      const { served } = await burst(key, 40, 4)
+      expect(served).toBe(40)
+      await new Promise(resolve => setTimeout(resolve, 50))
+    } finally {
+      db.dispatch = dispatch
+    }
+    const reservations = statements.filter(sql => /UPDATE gateway_ApiKeys SET unitsLeft = unitsLeft -/i.test(sql))
+    const draws = statements.filter(sql => /UPDATE gateway_LedgerEntries SET units = units \+/i.test(sql))
+    // A lease may run out and be followed by another; each call on the way reserves nothing.
+    expect(reservations.length).toBeLessThanOrEqual(4)
+    expect(draws.length).toBeGreaterThan(0)
+    expect(draws.length).toBeLessThan(40)
+    await settled(id)
+    expect(await balanceOf(id)).toBe(5000 - (await ledgerOf(id)).filter(entry => entry.kind === 'charge' && entry.state === 'committed').length)
+  })
+
   test('while a lease is open, the balance plus its undrawn units is what the key holds, and /me says so', async () => {
     const { id, key } = await issueTestKey({ units: 4000 })
-    // No call is running; the lease goes back when idle for 2 s.
+    // No call is running; the lease goes back when idle for 3 s.
     const open = await untilLeased(id, key)
     const charged = (await ledgerOf(id)).filter(entry => entry.kind === 'charge' && entry.state === 'committed').length
     const balance = await balanceOf(id)
@@ -90,8 +117,9 @@ describe('unit leases', () => {
     const open = await untilLeased(id, key)
     // As another instance would: the database only; this instance's cached key and lease know nothing.
     await cds.tx(() => revokeKey(id))
-    await new Promise(resolve => setTimeout(resolve, 300))
-    const after = await GET(READ, bearer(key))
+    // Refused once this instance's check of its leased keys has run (every 50 ms here).
+    let after = await GET(READ, bearer(key))
+    for (const giveUpAt = Date.now() + 10_000; after.status === 200 && Date.now() < giveUpAt;) after = await GET(READ, bearer(key))
     expect(after.status).toBe(401)
     expect(after.data.error.code).toBe('KEY_INVALID')
     await settled(id)
