@@ -2,6 +2,7 @@ import cds from '@sap/cds'
 import { ApiKey, ApiKeys, LedgerEntries, LedgerEntry, Plans, ProductGrant, ProductGrants } from '#cds-models/gateway'
 import { API_KEY_PREFIX, GRANT_PREFIXES, hashSecret, hintOf, newSecret, type Product } from './keys.ts'
 import { LedgerEntryKind } from './ledger-kinds.ts'
+import { undrawnLeased } from './ledger.ts'
 import { ApiError } from '../lib/errors.ts'
 
 /**
@@ -209,6 +210,9 @@ export async function keyBySecretHash(secretHash: string): Promise<KeyRecord | u
 /** The rate of a key whose plan is gone from the plan table: the `standard` plan's as seeded. */
 const FALLBACK_RATE = { ratePerSecond: 20, burst: 50 }
 
+/** Every key, newest first; units left include what the key's open leases hold undrawn. */
 export async function listKeys() {
-  return cds.tx(() => SELECT.from(ApiKeys).columns('ID', 'hint', 'plan_name', 'unitsLeft', 'status', 'validUntil', 'boundAddress', 'label', 'createdAt', 'lastUsedAt').orderBy('createdAt desc'))
+  const keys = await cds.tx(() => SELECT.from(ApiKeys).columns('ID', 'hint', 'plan_name', 'unitsLeft', 'status', 'validUntil', 'boundAddress', 'label', 'createdAt', 'lastUsedAt').orderBy('createdAt desc'))
+  const leased = await undrawnLeased()
+  return keys.map(key => ({ ...key, unitsLeft: Number(key.unitsLeft) + (leased.get(key.ID!) ?? 0) }))
 }

@@ -379,6 +379,18 @@ export async function sweepLeases(olderThanSeconds: number): Promise<number> {
   return voided
 }
 
+/**
+ * The units each key's open leases hold undrawn: still the key's, so shown with its balance. For
+ * these keys, or (none named) for every key with an open lease.
+ */
+export async function undrawnLeased(keyIds?: string[]): Promise<Map<string, number>> {
+  if (keyIds && !keyIds.length) return new Map()
+  const ofKeys = keyIds ? ` AND apiKey_ID IN (${placeholders(keyIds.length)})` : ''
+  const rows: { apiKey_ID: string; units: number | string }[] = await cds.tx(tx => tx.run(forDatabase(
+    `SELECT apiKey_ID AS "apiKey_ID", SUM(units) AS "units" FROM ${tableOf(LedgerEntries)} WHERE kind = '${LedgerEntryKind.lease}' AND state = '${LedgerEntry.state.pending}'${ofKeys} GROUP BY apiKey_ID`), keyIds ?? []))
+  return new Map(rows.map(row => [row.apiKey_ID, -Number(row.units)]))
+}
+
 const placeholders = (count: number) => Array.from({ length: count }, () => '?').join(', ')
 
 async function unitsLeftOf(tx: Transaction, keyId: string): Promise<number> {

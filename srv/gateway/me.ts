@@ -5,6 +5,7 @@ import { INVALID_KEY } from './key-check.ts'
 import { ok, refusal, UNITS_LEFT, type Answer } from './answers.ts'
 import { LedgerEntryKind } from './ledger-kinds.ts'
 import { deliverKey } from './key-delivery.ts'
+import { undrawnLeased } from './ledger.ts'
 
 /**
  * What a key's holder sees and does about the key itself: /me (the account), /me/ledger (its
@@ -33,9 +34,9 @@ export async function account(key: KeyRecord): Promise<Answer> {
       .limit(LAST_CALLS)
     if (!row) return undefined
     // Units leased by instances and not yet drawn are still the key's.
-    const leased = await SELECT.one.from(LedgerEntries).columns('sum(units) as units').where({ apiKey_ID: key.ID, kind: LedgerEntryKind.lease, state: 'pending' })
+    const leased = (await undrawnLeased([key.ID])).get(key.ID) ?? 0
     return {
-      id: row.ID, hint: row.hint, plan: row.plan_name, unitsLeft: Number(row.unitsLeft) - Number(leased?.units ?? 0), validUntil: row.validUntil, status: row.status,
+      id: row.ID, hint: row.hint, plan: row.plan_name, unitsLeft: Number(row.unitsLeft) + leased, validUntil: row.validUntil, status: row.status,
       boundAddress: row.boundAddress, label: row.label, createdAt: row.createdAt, rotatedAt: row.rotatedAt, lastUsedAt: row.lastUsedAt,
       lastCalls: lastCalls.map(call => ({ at: call.createdAt, route: call.route, routeClass: call.routeClass, units: -Number(call.units), state: call.state, outcome: call.outcome })),
     }

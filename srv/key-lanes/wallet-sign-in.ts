@@ -6,6 +6,7 @@ import { ok, refusal, type Answer } from '../gateway/answers.ts'
 import { gatewayConfig } from '../gateway/config.ts'
 import { laneConfig } from './config.ts'
 import { deliverKey } from '../gateway/key-delivery.ts'
+import { undrawnLeased } from '../gateway/ledger.ts'
 import { hashSecret, newSecret, prefixOf } from '../gateway/keys.ts'
 import type { OwnCall } from '../gateway/calls.ts'
 import { FailureWindow } from '../gateway/rate-limits.ts'
@@ -185,8 +186,10 @@ async function keysBoundTo(address: string) {
     .columns('ID', 'hint', 'plan_name', 'unitsLeft', 'status', 'validUntil', 'createdAt', 'lastUsedAt', 'label')
     .where({ boundAddress: address })
     .orderBy('createdAt desc', 'ID desc'))
+  // Units leased by instances and not yet drawn are still the key's.
+  const leased = await undrawnLeased(rows.map(row => row.ID!))
   return rows.map(row => ({
-    id: row.ID, hint: row.hint, plan: row.plan_name, unitsLeft: Number(row.unitsLeft), status: row.status, validUntil: row.validUntil,
+    id: row.ID, hint: row.hint, plan: row.plan_name, unitsLeft: Number(row.unitsLeft) + (leased.get(row.ID!) ?? 0), status: row.status, validUntil: row.validUntil,
     createdAt: row.createdAt, lastUsedAt: row.lastUsedAt ?? null, label: row.label ?? null,
   }))
 }
