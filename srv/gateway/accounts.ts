@@ -3,6 +3,7 @@ import { ApiKey, ApiKeys, LedgerEntries, LedgerEntry, Plans, ProductGrant, Produ
 import { API_KEY_PREFIX, GRANT_PREFIXES, hashSecret, hintOf, newSecret, type Product } from './keys.ts'
 import { LedgerEntryKind } from './ledger-kinds.ts'
 import { undrawnLeased } from './ledger.ts'
+import { announceKeyChange } from './key-changes.ts'
 import { ApiError } from '../lib/errors.ts'
 
 /**
@@ -118,7 +119,9 @@ export async function rotateKey(id: string, presented?: string): Promise<{ id: s
     const affected = await UPDATE.entity(ApiKeys)
       .set({ secretHash: hashSecret(key), hint: hintOf(key), rotatedAt: new Date().toISOString(), version: { '+=': 1 } })
       .where({ ID: id, status: active, ...(presented ? { secretHash: presented } : {}) })
-    return affected === 1 ? { id, key } : undefined
+    if (affected !== 1) return undefined
+    await announceKeyChange(id)
+    return { id, key }
   })
 }
 
@@ -130,6 +133,7 @@ export async function revokeKey(id: string, presented?: string): Promise<boolean
       .set({ status: revoked, revokedAt: now, version: { '+=': 1 } })
       .where({ ID: id, status: active, ...(presented ? { secretHash: presented } : {}) })
     if (affected !== 1) return undefined
+    await announceKeyChange(id)
     const grants = await SELECT.from(ProductGrants).columns('ID').where({ apiKey_ID: id, status: ProductGrant.status.active })
     await UPDATE.entity(ProductGrants).set({ status: ProductGrant.status.revoked, revokedAt: now }).where({ apiKey_ID: id, status: ProductGrant.status.active })
     return grants.map(grant => grant.ID!)
@@ -145,7 +149,10 @@ export async function revokeGrant(id: string): Promise<boolean> {
     const grant = await SELECT.one.from(ProductGrants).columns('apiKey_ID').where({ ID: id, status: ProductGrant.status.active })
     if (!grant) return false
     const affected = await UPDATE.entity(ProductGrants).set({ status: ProductGrant.status.revoked, revokedAt: new Date().toISOString() }).where({ ID: id, status: ProductGrant.status.active })
-    if (grant.apiKey_ID) await UPDATE.entity(ApiKeys).set({ version: { '+=': 1 } }).where({ ID: grant.apiKey_ID })
+    if (grant.apiKey_ID) {
+      await UPDATE.entity(ApiKeys).set({ version: { '+=': 1 } }).where({ ID: grant.apiKey_ID })
+      await announceKeyChange(grant.apiKey_ID)
+    }
     return affected === 1
   })
   if (done) tellProducts([id])

@@ -4,6 +4,7 @@ import type { GatewayConfig } from './config.ts'
 import { refusal, send, UNITS_CHARGED, UNITS_LEFT, withUnitsLeft, type Answer } from './answers.ts'
 import { INVALID_KEY, KeyCheck, presentsKey } from './key-check.ts'
 import { Metering, type MeteredCall } from './metering.ts'
+import { listenForKeyChanges, type KeyChangeListener } from './key-changes.ts'
 import { OWN_BODY_LIMIT, ownRoutes, type OwnRoute } from './own-routes.ts'
 import { normaliseTarget } from './paths.ts'
 import { activeGrant, keyOnlyPrincipal, keyPrincipal, PUBLIC_PRINCIPAL } from './principals.ts'
@@ -35,6 +36,7 @@ export class Gateway {
   private readonly inFlight: CallsInFlight
   private readonly admission: InstanceAdmission
   private readonly metering: Metering
+  private keyChanges?: KeyChangeListener
 
   constructor(config: GatewayConfig) {
     this.keys = new KeyCheck(new FailureWindow('key', config.authFailures, config.authFailureWindowS))
@@ -46,13 +48,20 @@ export class Gateway {
     this.metering.leases.onKeyChanged = keyId => this.keys.forget(keyId)
   }
 
-  /** Builds the route table from what is served and the own routes, loads prices, starts the sweeper. */
+  /** Builds the route table from what is served and the own routes, loads prices, starts the sweeper, listens for key changes. */
   async start(services: Iterable<cds.Service>) {
     this.routes = RouteTable.fromServices(services, cds.model!.definitions, ownRoutes())
     await this.metering.start()
+    if (this.metering.leases.enabled) {
+      this.keyChanges = listenForKeyChanges(keyId => {
+        this.keys.forget(keyId)
+        this.metering.leases.keyChanged(keyId)
+      })
+    }
   }
 
-  stop() {
+  async stop() {
+    await this.keyChanges?.stop()
     return this.metering.stop()
   }
 

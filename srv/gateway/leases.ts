@@ -150,6 +150,12 @@ export class UnitLeases {
     return lease
   }
 
+  /** The key changed (another instance said so): its lease goes back; its next call reads the key again. */
+  keyChanged(keyId: string) {
+    const lease = this.byKey.get(keyId)
+    if (lease) void this.handBack(lease, 'key changed')
+  }
+
   /** The call drawn on the lease was served: its charge is written with the next batch. */
   served(lease: Lease, charge: DrawnCharge) {
     lease.drawn.push(charge)

@@ -1,0 +1,70 @@
+import cds from '@sap/cds'
+import { bearer, issueTestKey, ledgerOf } from '../support/gateway.ts'
+import { revokeKey, rotateKey } from '../../srv/gateway/accounts.ts'
+
+/**
+ * On PostgreSQL a key's change is announced as it commits (srv/gateway/key-changes.ts): an instance
+ * holding a lease of the key hands it back and reads the key again at once, without waiting for
+ * its lease check (set to 10 minutes here, so only the notification can do it).
+ */
+
+process.env.GATEWAY_ENABLED = 'true'
+process.env.GATEWAY_RATE_PER_SECOND = '100000'
+process.env.GATEWAY_BURST = '100000'
+process.env.GATEWAY_MAX_CALLS_IN_FLIGHT = '100000'
+process.env.GATEWAY_LEASE_MIN_BALANCE = '100'
+process.env.GATEWAY_LEASE_IDLE_MS = '600000'
+process.env.GATEWAY_LEASE_CHECK_MS = '600000'
+const { GET, defaults } = cds.test(__dirname + '/../..')
+defaults.validateStatus = () => true
+
+afterAll(() => {
+  for (const name of ['GATEWAY_ENABLED', 'GATEWAY_RATE_PER_SECOND', 'GATEWAY_BURST', 'GATEWAY_MAX_CALLS_IN_FLIGHT', 'GATEWAY_LEASE_MIN_BALANCE', 'GATEWAY_LEASE_IDLE_MS', 'GATEWAY_LEASE_CHECK_MS']) delete process.env[name]
+})
+
+const READ = '/odata/v4/chaina-odata/Blocks?$top=1&$select=hash'
+const openLease = async (keyId: string) => (await ledgerOf(keyId)).find(entry => entry.kind === 'lease' && entry.state === 'pending' && entry.units < 0)
+
+/** Reads with the key, 8 at a time, until it holds a lease with undrawn units; answers that lease. */
+async function leased(keyId: string, key: string) {
+  for (let round = 0; round < 50; round++) {
+    await Promise.all(Array.from({ length: 8 }, async () => {
+      for (let n = 0; n < 4; n++) await GET(READ, bearer(key))
+    }))
+    await new Promise(resolve => setTimeout(resolve, 50))
+    const lease = await openLease(keyId)
+    if (lease) return lease
+  }
+  throw new Error('no lease was taken')
+}
+
+/** Waits for the lease to be closed; answers its entry. */
+async function closed(keyId: string, leaseId: string) {
+  for (const giveUpAt = Date.now() + 10_000; Date.now() < giveUpAt;) {
+    const lease = (await ledgerOf(keyId)).find(entry => entry.ID === leaseId)
+    if (lease.state !== 'pending') return lease
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  throw new Error(`lease ${leaseId} stayed open`)
+}
+
+describe('key changes announced on PostgreSQL', () => {
+  test('a key revoked in the database alone: its lease goes back as the change commits, and its next call is refused', async () => {
+    const { id, key } = await issueTestKey({ units: 4000 })
+    const lease = await leased(id, key)
+    await cds.tx(() => revokeKey(id))
+    expect(await closed(id, lease.ID)).toMatchObject({ state: 'closed', outcome: 'key changed', units: 0 })
+    const after = await GET(READ, bearer(key))
+    expect(after.status).toBe(401)
+    expect(after.data.error.code).toBe('KEY_INVALID')
+  })
+
+  test('a key rotated in the database alone: the old secret is refused at once, the new one served', async () => {
+    const { id, key } = await issueTestKey({ units: 4000 })
+    const lease = await leased(id, key)
+    const rotated = await cds.tx(() => rotateKey(id))
+    expect(await closed(id, lease.ID)).toMatchObject({ outcome: 'key changed' })
+    expect((await GET(READ, bearer(key))).status).toBe(401)
+    expect((await GET(READ, bearer(rotated!.key))).status).toBe(200)
+  })
+})
