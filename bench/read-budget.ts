@@ -20,7 +20,7 @@ const READ = '/odata/v4/chaina-odata/Blocks?$top=5&$expand=transactions($select=
 
 export async function readBudgetBenchmarks({ seconds }: { seconds: number }) {
   const directory = mkdtempSync(join(tmpdir(), 'bench-read-budget-'))
-  const quiet = { DEVNET_BLOCK_TIME_MS: '0', DEVNET_ACTIVITY: 'false', DEVNET_STATE_DIR: 'none', GATEWAY_RATE_PER_SECOND: '1000000000', GATEWAY_BURST: '1000000000', GATEWAY_ENABLED: 'true', BENCH_KEYS: '2' }
+  const quiet = { DEVNET_BLOCK_TIME_MS: '0', DEVNET_ACTIVITY: 'false', GATEWAY_RATE_PER_SECOND: '1000000000', GATEWAY_BURST: '1000000000', GATEWAY_ENABLED: 'true', BENCH_KEYS: '2' }
   try {
     console.log('one key\'s expand attack against another key\'s reads (server and load generators in separate processes)')
     const sqlite = await startServer({ ...quiet, cds_requires_db_credentials_url: join(directory, 'budget.sqlite') })
