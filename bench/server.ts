@@ -54,11 +54,9 @@ async function profileUntilInterrupted(file: string) {
  * service's methods, so wrapping the service counts theirs too.
  */
 function countStatements(file: string) {
-  let counts: Record<string, number> = {}
-  const count = (sql: string) => {
-    const kind = kindOf(sql)
-    counts[kind] = (counts[kind] ?? 0) + 1
-  }
+  // By text while serving, classified only when written: a profile taken meanwhile sees little of the counting.
+  let counts = new Map<string, number>()
+  const count = (sql: string) => counts.set(sql, (counts.get(sql) ?? 0) + 1)
   const db = cds.db as any
   const { prepare, exec } = db
   db.prepare = function (this: any, sql: string) {
@@ -72,8 +70,10 @@ function countStatements(file: string) {
     return exec.call(this, sql)
   }
   process.on('SIGUSR2', () => {
-    writeFileSync(file, JSON.stringify(counts))
-    counts = {}
+    const byKind: Record<string, number> = {}
+    for (const [sql, n] of counts) byKind[kindOf(sql)] = (byKind[kindOf(sql)] ?? 0) + n
+    writeFileSync(file, JSON.stringify(byKind))
+    counts = new Map()
   })
 }
 
