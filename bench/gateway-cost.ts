@@ -112,7 +112,8 @@ function selfTime(profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas
   const add = (map: Map<string, number>, key: string, ms: number) => map.set(key, (map.get(key) ?? 0) + ms)
   profile.samples.forEach((id, i) => {
     const { functionName, url, lineNumber } = nodes.get(id)!.callFrame
-    if (functionName === '(idle)') return
+    // Idle time, and the profiler's own stop at the end.
+    if (functionName === '(idle)' || url === 'node:inspector') return
     const ms = (profile.timeDeltas[i] ?? 0) / 1000 / calls
     const file = fileOf(url)
     add(byFunction, `${functionName || '(anonymous)'} ${file}${url ? `:${lineNumber + 1}` : ''}`, ms)
@@ -135,11 +136,15 @@ function packageOf(file: string): string {
 
 function printStatements(database: string, on: Measured, off: Measured) {
   const runs = [...on.statements, ...off.statements]
-  const kinds = [...new Set(runs.flatMap(([, counts]) => Object.keys(counts)))].sort()
+  const all = [...new Set(runs.flatMap(([, counts]) => Object.keys(counts)))].sort()
+  const shown = (kind: string) => runs.some(([, counts]) => (counts[kind] ?? 0) >= 0.005)
+  const kinds = all.filter(shown)
+  const rest = all.filter(kind => !shown(kind))
   console.log(`\n  statements per call, ${database}`)
   console.log(`  | statement | ${runs.map(([label]) => label).join(' | ')} |`)
   console.log(`  |---|${runs.map(() => '---:').join('|')}|`)
   for (const kind of kinds) console.log(`  | ${kind} | ${runs.map(([, counts]) => (counts[kind] ?? 0).toFixed(2)).join(' | ')} |`)
+  if (rest.length) console.log(`  | ${rest.length} other kinds (background work) | ${runs.map(([, counts]) => rest.reduce((sum, kind) => sum + (counts[kind] ?? 0), 0).toFixed(2)).join(' | ')} |`)
   console.log(`  | all | ${runs.map(([, counts]) => Object.values(counts).reduce((sum, n) => sum + n, 0).toFixed(2)).join(' | ')} |`)
 }
 
