@@ -83,8 +83,7 @@ async function measure(directory: string, name: string, env: Record<string, stri
 async function statementsSince(server: Server, file: string): Promise<Record<string, number>> {
   rmSync(file, { force: true })
   server.process.kill('SIGUSR2')
-  for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise(resolve => setTimeout(resolve, 50))
-  await new Promise(resolve => setTimeout(resolve, 50))
+  for (let i = 0; i < 600 && !existsSync(file); i++) await new Promise(resolve => setTimeout(resolve, 50))
   return JSON.parse(readFileSync(file, 'utf8'))
 }
 

@@ -10,7 +10,7 @@
  * counts since the last one to that file (JSON) and starts again from zero.
  */
 import cds from '@sap/cds'
-import { writeFileSync } from 'node:fs'
+import { renameSync, writeFileSync } from 'node:fs'
 
 async function main() {
   ;(cds as any).log('odata', 'warn')
@@ -72,8 +72,10 @@ function countStatements(file: string) {
   process.on('SIGUSR2', () => {
     const byKind: Record<string, number> = {}
     for (const [sql, n] of counts) byKind[kindOf(sql)] = (byKind[kindOf(sql)] ?? 0) + n
-    writeFileSync(file, JSON.stringify(byKind))
     counts = new Map()
+    // Whole or not at all: the bench reads the file as soon as it exists.
+    writeFileSync(file + '.part', JSON.stringify(byKind))
+    renameSync(file + '.part', file)
   })
 }
 
@@ -81,7 +83,10 @@ function countStatements(file: string) {
 function kindOf(sql: string): string {
   const text = String(sql).replace(/\s+/g, ' ').trim()
   const verb = /^(\w+)/.exec(text)?.[1]?.toUpperCase() ?? '?'
-  if (verb === 'WITH') return `WITH … ${kindOf(text.replace(/^WITH \w+ AS \(\s*/i, ''))}`
+  if (verb === 'WITH') {
+    const inner = text.replace(/^WITH (RECURSIVE )?"?\w+"? AS \(\s*/i, '')
+    return inner === text ? 'WITH' : `WITH … ${kindOf(inner)}`
+  }
   const table = /(?:\bFROM|^UPDATE|\bINTO)\s+"?([\w.$]+)"?/i.exec(text)?.[1]
   if (verb === 'SELECT' && /set_config/.test(text)) return 'SELECT set_config (session variables)'
   return table ? `${verb} ${table}` : verb
