@@ -1,9 +1,9 @@
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { startServer, type Load, type Server } from './gateway.ts'
+import { BenchDatabase, startServer, stopAll, type Load, type Server } from './gateway.ts'
 import { printLine, printRatio, printValue } from './measure.ts'
 
 /**
@@ -20,7 +20,7 @@ const READ = '/odata/v4/chaina-odata/Blocks?$top=5&$expand=transactions($select=
 
 export async function readBudgetBenchmarks({ seconds }: { seconds: number }) {
   const directory = mkdtempSync(join(tmpdir(), 'bench-read-budget-'))
-  const quiet = { DEVNET_BLOCK_TIME_MS: '0', DEVNET_ACTIVITY: 'false', DEVNET_STATE_DIR: 'none', GATEWAY_RATE_PER_SECOND: '1000000000', GATEWAY_BURST: '1000000000', GATEWAY_ENABLED: 'true', BENCH_KEYS: '2' }
+  const quiet = { DEVNET_BLOCK_TIME_MS: '0', DEVNET_ACTIVITY: 'false', GATEWAY_RATE_PER_SECOND: '1000000000', GATEWAY_BURST: '1000000000', GATEWAY_ENABLED: 'true', BENCH_KEYS: '2' }
   try {
     console.log('one key\'s expand attack against another key\'s reads (server and load generators in separate processes)')
     const sqlite = await startServer({ ...quiet, cds_requires_db_credentials_url: join(directory, 'budget.sqlite') })
@@ -29,12 +29,16 @@ export async function readBudgetBenchmarks({ seconds }: { seconds: number }) {
     } finally {
       sqlite.process.kill()
     }
-    execFileSync(process.execPath, [join(root, 'db', 'deploy.js')], { cwd: root, env: { ...process.env, CDS_ENV: 'pg', NODE_ENV: 'test' }, stdio: 'ignore' })
-    const pg = await startServer({ ...quiet, CDS_ENV: 'pg', NODE_ENV: 'test' })
+    const database = await BenchDatabase.create()
     try {
-      await underAttack('PostgreSQL', pg, seconds)
+      const pg = await startServer({ ...quiet, ...database.env })
+      try {
+        await underAttack('PostgreSQL', pg, seconds)
+      } finally {
+        await stopAll([pg])
+      }
     } finally {
-      pg.process.kill()
+      await database.remove()
     }
   } finally {
     rmSync(directory, { recursive: true, force: true })
