@@ -8,7 +8,7 @@ import { refuseWhileStopping } from '../../srv/lib/graceful-stop.ts'
 import { followRouteAliases } from '../../srv/lib/route-aliases.ts'
 import { boundAnswerSize } from '../../srv/lib/answer-size.ts'
 import { limitStatementsToRequestDeadline } from '../../srv/lib/statement-deadline.ts'
-import { replaceBrokenConnections } from '../../srv/lib/database-connections.ts'
+import { checkCollationsOnce, replaceBrokenConnections } from '../../srv/lib/database-connections.ts'
 import { guardServiceEntry } from '../../srv/lib/service-entry.ts'
 import { checkInput } from '../../srv/lib/input-guard.ts'
 import { stableErrorCodes } from '../../srv/lib/error-codes.ts'
@@ -89,6 +89,7 @@ function limitStatementsOnceConnected() {
   const prepare = (db: cds.Service) => {
     limitStatementsToRequestDeadline(db)
     replaceBrokenConnections(db)
+    checkCollationsOnce(db)
   }
   if (cds.db) return prepare(cds.db)
   cds.on('connect', (service: cds.Service) => {

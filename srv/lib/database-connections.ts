@@ -123,3 +123,26 @@ function regained(connection: Connection) {
   }
   return connection
 }
+
+interface CollationChecking {
+  kind?: string
+  _initalCollateCheck?: boolean
+  _checkCollation(): Promise<void>
+}
+
+/**
+ * @cap-js/postgres looks up the database's collations before the first statement of a
+ * transaction and means to do it once per service, but marks it done on the transaction (a new
+ * object each time), so every transaction repeats the lookup: one more round trip per transaction.
+ * Its result lives on the SQL renderer's class, shared by all, so once it has run it is marked done
+ * on the service itself.
+ */
+export function checkCollationsOnce(db: cds.Service) {
+  const service = db as unknown as CollationChecking
+  if (service.kind !== 'postgres' || typeof service._checkCollation !== 'function') return
+  const check = service._checkCollation
+  service._checkCollation = async function (this: CollationChecking) {
+    await check.call(this)
+    service._initalCollateCheck = true
+  }
+}
