@@ -36,6 +36,8 @@ const ATTEMPTS = Math.ceil((3 * M) / PRICE)
 const AFFORDABLE = Math.floor(M / PRICE)
 /** A test takes seconds; a busy two-core machine has taken a minute for the 452 calls of one client. */
 const SLOW_MACHINE_MS = 180_000
+/** How long a spawned gateway may take to listen. */
+const SPAWN_MS = 120_000
 let address: string
 
 beforeAll(() => {
@@ -232,8 +234,6 @@ describe(`exact metering with leases (M = ${M} units, price ${PRICE}, ${ATTEMPTS
     await expectExact([app.url], clients)
   }, SPAWN_MS + SLOW_MACHINE_MS)
 })
-
-const SPAWN_MS = 120_000
 
 /** Another gateway process on the file's database, sharing the test process's devnet. */
 function spawnGateway(settings: Record<string, string> = {}): Promise<RunningServer> {
