@@ -232,7 +232,7 @@ async function expectExact(urls: string[], clients: number) {
 describe(`exact metering with leases (M = ${M} units, price ${PRICE}, ${ATTEMPTS} attempts)`, () => {
   test.each([1, 32, 128])('%i concurrent clients, one instance', async clients => {
     await expectExact([app.url], clients)
-  }, SPAWN_MS + SLOW_MACHINE_MS)
+  }, SLOW_MACHINE_MS)
 })
 
 /** Another gateway process on the file's database, sharing the test process's devnet. */
