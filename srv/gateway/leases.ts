@@ -47,6 +47,8 @@ const DRAW_RETRY_MS = 1000
 /** How long a call that ran short waits for the key's other leases to come back. */
 const RECALL_WAIT_MS = 2000
 const RECALL_POLL_MS = 25
+/** A lease with less than this fraction of its units left is followed by the next one. */
+const RENEW_BELOW = 4
 
 /** One lease this instance holds. */
 export class Lease {
@@ -55,6 +57,8 @@ export class Lease {
   readonly version: number
   /** The key's balance outside this lease when it was taken, for the units-left header. */
   readonly balanceBeside: number
+  /** Units the lease set aside when it was taken. */
+  readonly size: number
   /** Units not yet spent by a call of this instance. */
   unspent: number
   /** Calls drawn on the lease and not yet answered. */
@@ -70,12 +74,18 @@ export class Lease {
     this.id = id
     this.keyId = keyId
     this.version = version
+    this.size = units
     this.unspent = units
     this.balanceBeside = balanceBeside
   }
 
   get unitsLeft() {
     return this.balanceBeside + this.unspent
+  }
+
+  /** Running low: the next lease is taken while this one still serves, so calls need not wait for the database. */
+  get low() {
+    return this.unspent < this.size / RENEW_BELOW
   }
 
   /** Resolves once no call drawn on the lease is still running. */
@@ -98,7 +108,10 @@ export async function writeDrawnCharges(): Promise<void> {
 
 export class UnitLeases {
   private readonly config: LeaseConfig
+  /** The lease each key's calls draw on. */
   private readonly byKey = new Map<string, Lease>()
+  /** Every lease not yet closed: the ones drawn on, and the ones going back (their charges still to write). */
+  private readonly held = new Set<Lease>()
   private readonly taking = new Set<string>()
   private readonly rates = new CallRates()
   private readonly recalls = new Map<string, Promise<boolean>>()
@@ -129,7 +142,7 @@ export class UnitLeases {
   async stop() {
     this.stopped = true
     await Promise.all(this.jobs.splice(0).map(job => job.stop()))
-    await Promise.all([...this.byKey.values()].map(lease => this.handBack(lease, 'shutdown')))
+    await Promise.all([...this.held].map(lease => this.handBack(lease, 'shutdown')))
     books.delete(this)
   }
 
@@ -145,15 +158,15 @@ export class UnitLeases {
     lease.unspent -= units
     lease.inFlight++
     lease.lastDrawnAt = Date.now()
-    // Spent: it goes back once its calls are answered, and the next call may take a new one.
+    // Spent: it goes back once its calls are answered. Low: the next one is taken meanwhile.
     if (lease.unspent === 0) void this.handBack(lease, 'spent')
+    else if (lease.low) this.consider(key, units, lease.balanceBeside)
     return lease
   }
 
   /** The key changed (another instance said so): its lease goes back; its next call reads the key again. */
   keyChanged(keyId: string) {
-    const lease = this.byKey.get(keyId)
-    if (lease) void this.handBack(lease, 'key changed')
+    for (const lease of this.held) if (lease.keyId === keyId) void this.handBack(lease, 'key changed')
   }
 
   /** The call drawn on the lease was served: its charge is written with the next batch. */
@@ -174,7 +187,9 @@ export class UnitLeases {
    * calls come fast enough and its balance is large enough. The call itself never waits for it.
    */
   consider(key: KeyRecord, price: number, unitsLeft: number) {
-    if (!this.enabled || this.stopped || this.byKey.has(key.ID) || this.taking.has(key.ID)) return
+    if (!this.enabled || this.stopped || this.taking.has(key.ID)) return
+    const current = this.byKey.get(key.ID)
+    if (current && !current.closing && !current.low) return
     if (unitsLeft < this.config.leaseMinBalance) return
     const units = Math.min(Math.ceil(this.rates.perSecond(key.ID) * this.config.leaseSeconds) * price, Math.floor(unitsLeft / LEASE_SHARE))
     if (units < MIN_LEASE_CALLS * price) return
@@ -184,7 +199,10 @@ export class UnitLeases {
       .then(taken => {
         if (!taken.ok) return
         const lease = new Lease(id, key.ID, key.version, units, taken.unitsLeft)
+        const replaced = this.byKey.get(key.ID)
         this.byKey.set(key.ID, lease)
+        this.held.add(lease)
+        if (replaced) void this.handBack(replaced, 'replaced')
         // Stopped while it was being taken: it goes straight back.
         if (this.stopped) void this.handBack(lease, 'shutdown')
       })
@@ -208,10 +226,10 @@ export class UnitLeases {
   }
 
   private async recall(keyId: string): Promise<boolean> {
-    const own = this.byKey.get(keyId)
-    if (own) await this.handBack(own, 'spent')
+    const own = [...this.held].filter(lease => lease.keyId === keyId)
+    await Promise.all(own.map(lease => this.handBack(lease, 'spent')))
     let open = await ledger.recallLeases(keyId)
-    if (!open) return own !== undefined
+    if (!open) return own.length > 0
     const giveUpAt = Date.now() + RECALL_WAIT_MS
     while (open && Date.now() < giveUpAt) {
       await new Promise(resolve => setTimeout(resolve, RECALL_POLL_MS))
@@ -233,7 +251,7 @@ export class UnitLeases {
       } catch (error) {
         cds.log('gateway').warn(`could not hand back lease ${lease.id} of key ${lease.keyId} (${why}); the sweeper voids it:`, (error as Error).message)
       } finally {
-        if (this.byKey.get(lease.keyId) === lease) this.byKey.delete(lease.keyId)
+        this.forgetLease(lease)
       }
     })()
     return lease.closing
@@ -256,7 +274,7 @@ export class UnitLeases {
   }
 
   private async writeEach() {
-    for (const lease of [...this.byKey.values()].filter(lease => lease.drawn.length)) {
+    for (const lease of [...this.held].filter(lease => lease.drawn.length)) {
       const charges = lease.drawn.splice(0)
       try {
         if (!(await ledger.drawOnLease(lease.id, lease.keyId, charges))) this.lost(lease, charges.length)
@@ -273,14 +291,19 @@ export class UnitLeases {
 
   /** The lease was closed elsewhere (voided, its key revoked): the calls it served cost nothing. */
   private lost(lease: Lease, calls: number) {
-    if (this.byKey.get(lease.keyId) === lease) this.byKey.delete(lease.keyId)
+    this.forgetLease(lease)
     lease.closing ??= Promise.resolve()
     cds.log('gateway').warn(`lease ${lease.id} of key ${lease.keyId} was closed elsewhere; ${calls} calls served on it are not charged`)
   }
 
+  private forgetLease(lease: Lease) {
+    this.held.delete(lease)
+    if (this.byKey.get(lease.keyId) === lease) this.byKey.delete(lease.keyId)
+  }
+
   /** Hands back leases whose key changed, that were recalled or are idle; drops those closed elsewhere; renews the rest. */
   private async check() {
-    const leases = [...this.byKey.values()].filter(lease => !lease.closing)
+    const leases = [...this.held].filter(lease => !lease.closing)
     if (!leases.length) return
     const { keys, leases: states } = await ledger.leaseChecks([...new Set(leases.map(lease => lease.keyId))], leases.map(lease => lease.id))
     const keyById = new Map(keys.map(key => [key.ID, key]))
@@ -298,7 +321,7 @@ export class UnitLeases {
     }
     if (now - this.lastRenewal > (this.config.reservationTimeoutS * 1000) / 3) {
       this.lastRenewal = now
-      await ledger.renewLeases([...this.byKey.values()].filter(lease => !lease.closing).map(lease => lease.id))
+      await ledger.renewLeases([...this.held].map(lease => lease.id))
     }
   }
 }

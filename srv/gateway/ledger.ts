@@ -386,8 +386,9 @@ export async function sweepLeases(olderThanSeconds: number): Promise<number> {
 export async function undrawnLeased(keyIds?: string[]): Promise<Map<string, number>> {
   if (keyIds && !keyIds.length) return new Map()
   const ofKeys = keyIds ? ` AND apiKey_ID IN (${placeholders(keyIds.length)})` : ''
-  const rows: { apiKey_ID: string; units: number | string }[] = await cds.tx(tx => tx.run(forDatabase(
-    `SELECT apiKey_ID AS "apiKey_ID", SUM(units) AS "units" FROM ${tableOf(LedgerEntries)} WHERE kind = '${LedgerEntryKind.lease}' AND state = '${LedgerEntry.state.pending}'${ofKeys} GROUP BY apiKey_ID`), keyIds ?? []))
+  // In the caller's transaction when there is one (a second one inside it would wait for it on SQLite).
+  const rows: { apiKey_ID: string; units: number | string }[] = await cds.run(forDatabase(
+    `SELECT apiKey_ID AS "apiKey_ID", SUM(units) AS "units" FROM ${tableOf(LedgerEntries)} WHERE kind = '${LedgerEntryKind.lease}' AND state = '${LedgerEntry.state.pending}'${ofKeys} GROUP BY apiKey_ID`), keyIds ?? [])
   return new Map(rows.map(row => [row.apiKey_ID, -Number(row.units)]))
 }
 
