@@ -13,8 +13,9 @@ import { FailureStreak } from '../lib/failure-streak.ts'
  * instead of reserving each call's price there.
  *
  * - A lease is taken by one guarded UPDATE (ledger.takeLease), sized to what the key's calls spend
- *   in `leaseSeconds` at their current rate, at most a quarter of its balance; a key with fewer than
- *   `leaseMinBalance` units, or too slow to fill a lease, gets none and each call reserves exactly.
+ *   in `leaseSeconds` at their current rate (at least 8 calls' worth), at most a quarter of its
+ *   balance; a key with fewer than `leaseMinBalance` units, or slower than 2 calls a second, gets
+ *   none and each of its calls reserves exactly.
  * - A call drawn on a lease takes its price from the lease's unspent units synchronously (no
  *   await, so two calls can never spend the same unit); a failed call puts it back; a served call's
  *   charge is written with others in one transaction every few milliseconds (ledger.drawOnLease).
@@ -39,8 +40,10 @@ export interface LeaseConfig {
 
 /** A lease takes at most this share of the key's balance, so other instances find units too. */
 const LEASE_SHARE = 4
-/** A lease smaller than this many calls is not worth its two statements. */
+/** A lease holds at least this many calls: fewer are not worth its two transactions. */
 const MIN_LEASE_CALLS = 8
+/** Calls per second from which a key is busy enough for a lease. */
+const MIN_LEASE_RATE = 2
 const DRAW_BATCH_MS = 5
 /** Waits before writing drawn charges again after the database did not take them. */
 const DRAW_RETRY_MS = 1000
@@ -191,7 +194,10 @@ export class UnitLeases {
     const current = this.byKey.get(key.ID)
     if (current && !current.closing && !current.low) return
     if (unitsLeft < this.config.leaseMinBalance) return
-    const units = Math.min(Math.ceil(this.rates.perSecond(key.ID) * this.config.leaseSeconds) * price, Math.floor(unitsLeft / LEASE_SHARE))
+    const rate = this.rates.perSecond(key.ID)
+    if (rate < MIN_LEASE_RATE) return
+    const calls = Math.max(MIN_LEASE_CALLS, Math.ceil(rate * this.config.leaseSeconds))
+    const units = Math.min(calls * price, Math.floor(unitsLeft / LEASE_SHARE))
     if (units < MIN_LEASE_CALLS * price) return
     this.taking.add(key.ID)
     const id = cds.utils.uuid()
@@ -274,19 +280,19 @@ export class UnitLeases {
   }
 
   private async writeEach() {
-    for (const lease of [...this.held].filter(lease => lease.drawn.length)) {
-      const charges = lease.drawn.splice(0)
-      try {
-        if (!(await ledger.drawOnLease(lease.id, lease.keyId, charges))) this.lost(lease, charges.length)
-      } catch (error) {
-        // The charges wait for the next attempt; should the lease be voided meanwhile, they are never charged.
-        lease.drawn.unshift(...charges)
-        this.writeTimer ??= outsideRequest(() => setTimeout(() => void this.writeDrawn(), DRAW_RETRY_MS).unref())
-        this.writeFailures.failed(error)
-        return
-      }
+    const leases = [...this.held].filter(lease => lease.drawn.length)
+    if (!leases.length) return
+    const draws = leases.map(lease => ({ lease, charges: lease.drawn.splice(0) }))
+    try {
+      const closed = await ledger.drawOnLeases(draws.map(({ lease, charges }) => ({ leaseId: lease.id, keyId: lease.keyId, charges })))
+      for (const { lease, charges } of draws) if (closed.has(lease.id)) this.lost(lease, charges.length)
+      this.writeFailures.succeeded()
+    } catch (error) {
+      // The charges wait for the next attempt; should a lease be voided meanwhile, its calls are never charged.
+      for (const { lease, charges } of draws) lease.drawn.unshift(...charges)
+      this.writeTimer ??= outsideRequest(() => setTimeout(() => void this.writeDrawn(), DRAW_RETRY_MS).unref())
+      this.writeFailures.failed(error)
     }
-    this.writeFailures.succeeded()
   }
 
   /** The lease was closed elsewhere (voided, its key revoked): the calls it served cost nothing. */

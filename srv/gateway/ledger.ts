@@ -294,26 +294,45 @@ export interface DrawnCharge {
 /** Rows per INSERT of drawn charges (each row takes 13 parameters). */
 const DRAWN_ROWS_PER_INSERT = 100
 
+/** The charges served on one lease since its last write. */
+export interface LeaseDraw {
+  leaseId: string
+  keyId: string
+  charges: DrawnCharge[]
+}
+
 /**
- * Writes charges served on a lease: their units move from the open lease to committed charge
- * entries, in one transaction. Answers false, writing nothing, when the lease is no longer open
- * (voided, or closed by a change of its key): its unspent units went back to the key with it, so
- * those calls cost nothing, and nothing is charged twice.
+ * Writes the charges served on leases, all in one transaction: per lease, their units move from the
+ * open lease to committed charge entries. A lease no longer open (voided, or closed by a change of
+ * its key) takes nothing: its unspent units went back to the key with it, so those calls cost
+ * nothing, and nothing is charged twice. Answers the leases that were no longer open.
  */
-export async function drawOnLease(leaseId: string, keyId: string, charges: DrawnCharge[]): Promise<boolean> {
-  const units = charges.reduce((sum, charge) => sum + charge.units, 0)
+export async function drawOnLeases(draws: LeaseDraw[]): Promise<Set<string>> {
   return cds.tx(async tx => {
     const now = new Date().toISOString()
-    if (!changed(await run(tx, 'drawOnLease', [units, now, leaseId, -units]))) return false
-    for (let start = 0; start < charges.length; start += DRAWN_ROWS_PER_INSERT) {
-      const rows = charges.slice(start, start + DRAWN_ROWS_PER_INSERT)
-      const values = rows.flatMap(charge => [
-        cds.utils.uuid(), keyId, LedgerEntryKind.charge, -charge.units, LedgerEntry.state.committed, charge.routeClass, charge.route, charge.requestId, charge.outcome, `lease ${leaseId}`, charge.at, now, null,
-      ])
-      await tx.run(insertEntries(rows.length), values)
+    const closed = new Set<string>()
+    const rows: unknown[][] = []
+    for (const { leaseId, keyId, charges } of draws) {
+      const units = charges.reduce((sum, charge) => sum + charge.units, 0)
+      if (!changed(await run(tx, 'drawOnLease', [units, now, leaseId, -units]))) {
+        closed.add(leaseId)
+        continue
+      }
+      for (const charge of charges) {
+        rows.push([cds.utils.uuid(), keyId, LedgerEntryKind.charge, -charge.units, LedgerEntry.state.committed, charge.routeClass, charge.route, charge.requestId, charge.outcome, `lease ${leaseId}`, charge.at, now, null])
+      }
     }
-    return true
+    for (let start = 0; start < rows.length; start += DRAWN_ROWS_PER_INSERT) {
+      const chunk = rows.slice(start, start + DRAWN_ROWS_PER_INSERT)
+      await tx.run(insertEntries(chunk.length), chunk.flat())
+    }
+    return closed
   })
+}
+
+/** The same for one lease: answers false, writing nothing, when it is no longer open. */
+export async function drawOnLease(leaseId: string, keyId: string, charges: DrawnCharge[]): Promise<boolean> {
+  return (await drawOnLeases([{ leaseId, keyId, charges }])).size === 0
 }
 
 function insertEntries(rows: number): string {
