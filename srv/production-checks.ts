@@ -3,6 +3,7 @@ import { chainBProductionProblems } from './chains/chain-b/config.ts'
 import { laneProductionProblems } from './key-lanes/config.ts'
 import { databaseProductionProblems } from './lib/production-database.ts'
 import { metricsProductionProblems } from './metrics/config.ts'
+import { gatewayProductionProblems } from './gateway/config.ts'
 import { refuseToStartOnProblems, type ProductionCheck } from './lib/production-settings.ts'
 
 /**
@@ -16,6 +17,7 @@ export const PRODUCTION_CHECKS: readonly ProductionCheck[] = [
   () => chainBProductionProblems(),
   laneProductionProblems,
   metricsProductionProblems,
+  gatewayProductionProblems,
 ]
 
 export const refuseToStartWithProductionProblems = () => refuseToStartOnProblems(PRODUCTION_CHECKS)

@@ -86,10 +86,10 @@ export function gatewayConfig(): GatewayConfig {
     timeoutMs: read.number('timeoutMs', 30_000),
     reservationTimeoutS: read.number('reservationTimeoutS', 90),
     sweepIntervalS: read.number('sweepIntervalS', 30),
-    leaseSeconds: read.number('leaseSeconds', 1),
-    leaseMinBalance: read.number('leaseMinBalance', 1000),
-    leaseIdleMs: read.number('leaseIdleMs', 3000),
-    leaseCheckMs: read.number('leaseCheckMs', 200),
+    leaseSeconds: notNegative(read.number('leaseSeconds', 1), options.optionName('leaseSeconds')),
+    leaseMinBalance: read.positiveWhole('leaseMinBalance', 1000),
+    leaseIdleMs: read.positiveWhole('leaseIdleMs', 3000),
+    leaseCheckMs: read.positiveWhole('leaseCheckMs', 200),
     ratePerSecond: rate > 0 ? rate : undefined,
     burst: burst > 0 ? burst : undefined,
     maxCallsInFlight: read.number('maxCallsInFlight', 16),
@@ -100,6 +100,11 @@ export function gatewayConfig(): GatewayConfig {
     mcpPackage: read.optional('mcpPackage'),
     mcpTarball: read.boolean('mcpTarball', true),
   }
+}
+
+function notNegative(value: number, name: string): number {
+  if (!(value >= 0)) throw new Error(`Setting ${name} must be 0 or a positive number, got ${value}`)
+  return value
 }
 
 /** Calls in flight per pooled connection: a call holds one for a part of its time (reserve, read, settle). */
@@ -128,4 +133,10 @@ function routeUrl(): string | undefined {
   } catch {
     return undefined
   }
+}
+
+/** The production start checks the gateway's settings: each one that cannot be read is named (lib/production-settings.ts). */
+export function gatewayProductionProblems(): string[] {
+  gatewayConfig()
+  return []
 }
