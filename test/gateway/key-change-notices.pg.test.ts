@@ -1,5 +1,5 @@
 import cds from '@sap/cds'
-import { bearer, issueTestKey, ledgerOf } from '../support/gateway.ts'
+import { bearer, gatewaySettings, issueTestKey, ledgerOf, untilLeased } from '../support/gateway.ts'
 import { revokeKey, rotateKey } from '../../srv/gateway/accounts.ts'
 
 /**
@@ -8,35 +8,16 @@ import { revokeKey, rotateKey } from '../../srv/gateway/accounts.ts'
  * its lease check (set to 10 minutes here, so only the notification can do it).
  */
 
-process.env.GATEWAY_ENABLED = 'true'
-process.env.GATEWAY_RATE_PER_SECOND = '100000'
-process.env.GATEWAY_BURST = '100000'
-process.env.GATEWAY_MAX_CALLS_IN_FLIGHT = '100000'
-process.env.GATEWAY_LEASE_MIN_BALANCE = '100'
-process.env.GATEWAY_LEASE_IDLE_MS = '600000'
-process.env.GATEWAY_LEASE_CHECK_MS = '600000'
+gatewaySettings({ GATEWAY_LEASE_MIN_BALANCE: '100', GATEWAY_LEASE_IDLE_MS: '600000', GATEWAY_LEASE_CHECK_MS: '600000' })
 const { GET, defaults } = cds.test(__dirname + '/../..')
 defaults.validateStatus = () => true
 
-afterAll(() => {
-  for (const name of ['GATEWAY_ENABLED', 'GATEWAY_RATE_PER_SECOND', 'GATEWAY_BURST', 'GATEWAY_MAX_CALLS_IN_FLIGHT', 'GATEWAY_LEASE_MIN_BALANCE', 'GATEWAY_LEASE_IDLE_MS', 'GATEWAY_LEASE_CHECK_MS']) delete process.env[name]
-})
-
 const READ = '/odata/v4/chaina-odata/Blocks?$top=1&$select=hash'
-const openLease = async (keyId: string) => (await ledgerOf(keyId)).find(entry => entry.kind === 'lease' && entry.state === 'pending' && entry.units < 0)
 
 /** Reads with the key, 8 at a time, until it holds a lease with undrawn units; answers that lease. */
-async function leased(keyId: string, key: string) {
-  for (let round = 0; round < 50; round++) {
-    await Promise.all(Array.from({ length: 8 }, async () => {
-      for (let n = 0; n < 4; n++) await GET(READ, bearer(key))
-    }))
-    await new Promise(resolve => setTimeout(resolve, 50))
-    const lease = await openLease(keyId)
-    if (lease) return lease
-  }
-  throw new Error('no lease was taken')
-}
+const leased = (keyId: string, key: string) => untilLeased(keyId, () => Promise.all(Array.from({ length: 8 }, async () => {
+  for (let n = 0; n < 4; n++) await GET(READ, bearer(key))
+})))
 
 /** Waits for the lease to be closed; answers its entry. */
 async function closed(keyId: string, leaseId: string) {

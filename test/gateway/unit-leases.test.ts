@@ -1,5 +1,5 @@
 import cds from '@sap/cds'
-import { balanceOf, bearer, issueTestKey, ledgerOf, ledgerSum, settled } from '../support/gateway.ts'
+import { balanceOf, bearer, gatewaySettings, issueTestKey, ledgerOf, ledgerSum, settled, untilLeased } from '../support/gateway.ts'
 import { revokeKey } from '../../srv/gateway/accounts.ts'
 import * as ledger from '../../srv/gateway/ledger.ts'
 
@@ -8,19 +8,9 @@ import * as ledger from '../../srv/gateway/ledger.ts'
  * the ledger stays exact through hand-backs, key changes, recalls and a crashed holder's void.
  */
 
-process.env.GATEWAY_ENABLED = 'true'
-process.env.GATEWAY_RATE_PER_SECOND = '100000'
-process.env.GATEWAY_BURST = '100000'
-process.env.GATEWAY_MAX_CALLS_IN_FLIGHT = '100000'
-process.env.GATEWAY_LEASE_MIN_BALANCE = '100'
-process.env.GATEWAY_LEASE_IDLE_MS = '3000'
-process.env.GATEWAY_LEASE_CHECK_MS = '50'
+gatewaySettings({ GATEWAY_LEASE_MIN_BALANCE: '100', GATEWAY_LEASE_IDLE_MS: '3000', GATEWAY_LEASE_CHECK_MS: '50' })
 const { GET, defaults } = cds.test(__dirname + '/../..')
 defaults.validateStatus = () => true
-
-afterAll(() => {
-  for (const name of ['GATEWAY_ENABLED', 'GATEWAY_RATE_PER_SECOND', 'GATEWAY_BURST', 'GATEWAY_MAX_CALLS_IN_FLIGHT', 'GATEWAY_LEASE_MIN_BALANCE', 'GATEWAY_LEASE_IDLE_MS', 'GATEWAY_LEASE_CHECK_MS']) delete process.env[name]
-})
 
 const READ = '/odata/v4/chaina-odata/Blocks?$top=1&$select=hash'
 const leasesOf = async (keyId: string) => (await ledgerOf(keyId)).filter(entry => entry.kind === 'lease')
@@ -42,16 +32,7 @@ async function burst(key: string, calls: number, clients = 8) {
 }
 
 /** Calls until the key has an open lease holding undrawn units (its calls come fast enough to take one); answers it. */
-async function untilLeased(keyId: string, key: string) {
-  for (let round = 0; round < 50; round++) {
-    await burst(key, 20)
-    // The last charges are written within a few milliseconds of the answers.
-    await new Promise(resolve => setTimeout(resolve, 50))
-    const open = (await leasesOf(keyId)).find(lease => lease.state === 'pending' && lease.units < 0)
-    if (open) return open
-  }
-  throw new Error('no lease was taken')
-}
+const leased = (keyId: string, key: string) => untilLeased(keyId, () => burst(key, 20))
 
 describe('unit leases', () => {
   test('a busy key draws on a lease: every served call is charged once, the idle lease goes back, the ledger sums to the balance', async () => {
@@ -74,7 +55,7 @@ describe('unit leases', () => {
 
   test('calls drawn on a lease reserve nothing in the database: the gateway writes only their charges, a few calls to a statement', async () => {
     const { id, key } = await issueTestKey({ units: 5000 })
-    await untilLeased(id, key)
+    await leased(id, key)
     const statements: string[] = []
     const db = cds.db as unknown as { dispatch(req: { query?: unknown }): unknown }
     const dispatch = db.dispatch
@@ -102,7 +83,7 @@ describe('unit leases', () => {
   test('while a lease is open, the balance plus its undrawn units is what the key holds, and /me says so', async () => {
     const { id, key } = await issueTestKey({ units: 4000 })
     // No call is running; the lease goes back when idle for 3 s.
-    const open = await untilLeased(id, key)
+    const open = await leased(id, key)
     const charged = (await ledgerOf(id)).filter(entry => entry.kind === 'charge' && entry.state === 'committed').length
     const balance = await balanceOf(id)
     expect(balance - open.units).toBe(4000 - charged)
@@ -114,7 +95,7 @@ describe('unit leases', () => {
 
   test('a key revoked by another instance (only the database changes) is refused within the lease check, and its lease is handed back', async () => {
     const { id, key } = await issueTestKey({ units: 4000 })
-    const open = await untilLeased(id, key)
+    const open = await leased(id, key)
     // As another instance would: the database only; this instance's cached key and lease know nothing.
     await cds.tx(() => revokeKey(id))
     // Refused once this instance's check of its leased keys has run (every 50 ms here).

@@ -96,3 +96,31 @@ export function sendFrom(baseUrl: string, method: 'GET' | 'POST', path: string, 
     req.end(text)
   })
 }
+
+/**
+ * Gateway settings for a test file's in-process server: set now (call it before cds.test) and
+ * removed after the file. Limits are lifted unless the file sets them: exactness, not refusal, is
+ * what such files test.
+ */
+export function gatewaySettings(settings: Record<string, string>) {
+  const all = { GATEWAY_ENABLED: 'true', GATEWAY_RATE_PER_SECOND: '100000', GATEWAY_BURST: '100000', GATEWAY_MAX_CALLS_IN_FLIGHT: '100000', ...settings }
+  Object.assign(process.env, all)
+  afterAll(() => {
+    for (const name of Object.keys(all)) delete process.env[name]
+  })
+}
+
+/**
+ * Calls (`burst`) until the key holds an open unit lease with undrawn units; answers its ledger
+ * entry. The last charges are written within a few milliseconds of the answers, so it waits 50 ms
+ * before each look.
+ */
+export async function untilLeased(keyId: string, burst: () => Promise<unknown>) {
+  for (let round = 0; round < 50; round++) {
+    await burst()
+    await new Promise(resolve => setTimeout(resolve, 50))
+    const open = (await ledgerOf(keyId)).find(entry => entry.kind === 'lease' && entry.state === 'pending' && entry.units < 0)
+    if (open) return open
+  }
+  throw new Error(`no unit lease of ${keyId} was taken`)
+}
