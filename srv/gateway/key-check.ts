@@ -7,6 +7,8 @@ import { hashSecret, isApiKey, sameHash } from './keys.ts'
 import type { FailureWindow } from './rate-limits.ts'
 import { clientOf } from '../lib/client-address.ts'
 import { recordKeyId } from '../lib/access-log.ts'
+import { SingleFlight } from '../lib/single-flight.ts'
+import { outsideRequest } from '../lib/request-work.ts'
 
 /**
  * Which key a call presents, in `Authorization: Bearer cag_…` or `x-agent-token: cag_…`. A valid
@@ -32,6 +34,7 @@ export class KeyCheck {
    * expired key is refused at once in every instance.
    */
   private readonly keys = new LRUCache<string, KeyRecord>({ max: 10_000, ttl: KEY_CACHE_MS })
+  private readonly reads = new SingleFlight<KeyRecord | undefined>()
 
   constructor(failures: FailureWindow) {
     this.failures = failures
@@ -54,7 +57,11 @@ export class KeyCheck {
 
   /** Drops every cached copy of a key (after it changed here). */
   forget(keyId: string) {
-    for (const [hash, record] of this.keys.entries()) if (record.ID === keyId) this.keys.delete(hash)
+    for (const [hash, record] of this.keys.entries()) {
+      if (record.ID !== keyId) continue
+      this.keys.delete(hash)
+      this.reads.forget(hash)
+    }
   }
 
   private async presented(req: IncomingMessage, fresh: boolean): Promise<KeyCheckResult> {
@@ -71,7 +78,8 @@ export class KeyCheck {
   private async lookup(hash: string, fresh: boolean): Promise<KeyRecord | undefined> {
     const cached = fresh ? undefined : this.keys.get(hash)
     if (cached) return cached
-    const record = await keyBySecretHash(hash)
+    // Calls of one key that find it gone from the cache together read it once, as work of its own (not stopped with one of them).
+    const record = fresh ? await keyBySecretHash(hash) : await this.reads.run(hash, () => outsideRequest(() => keyBySecretHash(hash)))
     if (record) this.keys.set(hash, record)
     else this.keys.delete(hash)
     return record
