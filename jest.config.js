@@ -1,5 +1,5 @@
 const { testsWithoutTheirPackages } = require('./test/setup/system-packages.js')
-const { databaseFreePatterns } = require('./test/setup/database-free.js')
+const { sqliteRunOnlyPatterns } = require('./test/setup/sqlite-run-only.js')
 
 const onPostgresRun = (process.env.CDS_ENV ?? '').split(',').map(profile => profile.trim()).includes('pg')
 
@@ -18,13 +18,13 @@ module.exports = {
   moduleNameMapper: { '^#cds-models/(.*)$': '<rootDir>/@cds-models/$1' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   // CI runs the suite twice, on SQLite and on PostgreSQL (CDS_ENV=pg). A file runs in both unless:
-  // - it is under test/postgres/ (a PostgreSQL server of its own whatever the profile) or in the
-  //   list of database-free files, test/setup/database-free.js (no database at all): the SQLite run
-  //   only, since the PostgreSQL run would repeat the same work;
+  // - it is under test/postgres/ (a PostgreSQL server of its own whatever the profile) or listed in
+  //   test/setup/sqlite-run-only.js (no database at all, or a SQLite file of its own whatever the
+  //   profile): the SQLite run only, since the PostgreSQL run would repeat the same work;
   // - it is named `*.pg.test.ts` (what only PostgreSQL has, a second client holding its tables,
   //   say): the PostgreSQL run only.
-  // A new file runs in both; add it to the database-free list only if it never touches a database.
-  testPathIgnorePatterns: ['/node_modules/', ...testsWithoutTheirPackages(), ...(onPostgresRun ? ['/test/postgres/', ...databaseFreePatterns()] : ['\\.pg\\.test\\.ts$'])],
+  // A new file runs in both; list it there only if it keeps to that file's rules.
+  testPathIgnorePatterns: ['/node_modules/', ...testsWithoutTheirPackages(), ...(onPostgresRun ? ['/test/postgres/', ...sqliteRunOnlyPatterns()] : ['\\.pg\\.test\\.ts$'])],
   // The Cloud Foundry build's output (npm run build:cf) repeats the packages' names.
   modulePathIgnorePatterns: ['<rootDir>/gen/'],
   testTimeout: 60000,
