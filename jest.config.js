@@ -1,4 +1,5 @@
 const { testsWithoutTheirPackages } = require('./test/setup/system-packages.js')
+const { sqliteRunOnlyPatterns } = require('./test/setup/sqlite-run-only.js')
 
 const onPostgresRun = (process.env.CDS_ENV ?? '').split(',').map(profile => profile.trim()).includes('pg')
 
@@ -16,11 +17,14 @@ module.exports = {
   },
   moduleNameMapper: { '^#cds-models/(.*)$': '<rootDir>/@cds-models/$1' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
-  // test/postgres/ uses a PostgreSQL server of its own whatever the profile: it runs in the SQLite
-  // run only (CI runs the suite on both), not twice.
-  // A `*.pg.test.ts` file tests what only PostgreSQL has (a second client holding its tables, say):
-  // it runs in the PostgreSQL run only.
-  testPathIgnorePatterns: ['/node_modules/', ...testsWithoutTheirPackages(), ...(onPostgresRun ? ['/test/postgres/'] : ['\\.pg\\.test\\.ts$'])],
+  // CI runs the suite twice, on SQLite and on PostgreSQL (CDS_ENV=pg). A file runs in both unless:
+  // - it is under test/postgres/ (a PostgreSQL server of its own whatever the profile) or listed in
+  //   test/setup/sqlite-run-only.js (no database at all, or a SQLite file of its own whatever the
+  //   profile): the SQLite run only, since the PostgreSQL run would repeat the same work;
+  // - it is named `*.pg.test.ts` (what only PostgreSQL has, a second client holding its tables,
+  //   say): the PostgreSQL run only.
+  // A new file runs in both; list it there only if it keeps to that file's rules.
+  testPathIgnorePatterns: ['/node_modules/', ...testsWithoutTheirPackages(), ...(onPostgresRun ? ['/test/postgres/', ...sqliteRunOnlyPatterns()] : ['\\.pg\\.test\\.ts$'])],
   // The Cloud Foundry build's output (npm run build:cf) repeats the packages' names.
   modulePathIgnorePatterns: ['<rootDir>/gen/'],
   testTimeout: 60000,

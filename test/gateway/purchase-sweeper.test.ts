@@ -19,10 +19,13 @@ const SETTINGS = { GATEWAY_LANE_SECRET: 'the quote secret these gateway instance
 const SETTLED_WITHIN_MS = 90_000
 const BUYER = '127.0.0.1'
 let servers: PurchaseServers
+/** The instance the tests with the shared settings use (one more is started where two sweep at once). */
+let shared: RunningServer
 
-beforeAll(() => {
+beforeAll(async () => {
   servers = new PurchaseServers(SETTINGS)
-})
+  shared = await servers.serve()
+}, 120_000)
 
 afterAll(async () => {
   await servers.stopAll()
@@ -60,7 +63,7 @@ const get = (server: RunningServer, path: string, token: string) => sendFrom(ser
 
 test('a buyer who presents the payment once and never comes back: the key is credited bound to the payer, the paying wallet signs in and rotates it, and the header then answers 409', async () => {
   const devnet = runningDevnet()
-  const server = await servers.serve()
+  const server = shared
   const keys = devnet.walletKeys('wallet-1')
   const signature = await paymentFor(server, 'wallet-1')
   const txHash = await payAndLeave(server, '/keys', signature)
@@ -89,12 +92,11 @@ test('a buyer who presents the payment once and never comes back: the key is cre
   expect(again.status).toBe(409)
   expect(await timesLogged([server], `credited uncollected payment ${txHash}`)).toBe(1)
   expect(server.output()).not.toContain(rotated.body.key)
-  await stopAndWait(server)
 }, 180_000)
 
 test('two instances sweeping at once credit each uncollected payment once', async () => {
   const devnet = runningDevnet()
-  const [first, second] = [await servers.serve(), await servers.serve()]
+  const [first, second] = [shared, await servers.serve()]
   const payers = ['wallet-2', 'wallet-4']
   const payments: string[] = []
   for (const [i, payer] of payers.entries()) {
@@ -111,12 +113,12 @@ test('two instances sweeping at once credit each uncollected payment once', asyn
     expect(await creditsFor(txHash)).toEqual([{ keyId: keys[0].id, units: 10000 }])
     expect(await timesLogged([first, second], `credited uncollected payment ${txHash}`)).toBe(1)
   }
-  for (const server of [first, second]) await stopAndWait(server)
+  await stopAndWait(second)
 }, 180_000)
 
 test('a top-up whose buyer never came back is credited to its key', async () => {
   const devnet = runningDevnet()
-  const server = await servers.serve()
+  const server = shared
   const key = await servers.issueKey(50)
   const holder = { authorization: `Bearer ${key}` }
   const { body: me } = await get(server, '/me', key)
@@ -134,12 +136,11 @@ test('a top-up whose buyer never came back is credited to its key', async () => 
   expect(again.body.error).toMatchObject({ code: 'PAYMENT_ALREADY_CREDITED', keyId: me.id })
   expect(again.status).toBe(409)
   expect(await timesLogged([server], `credited uncollected payment ${txHash}, 10000 units to key ${me.id}`)).toBe(1)
-  await stopAndWait(server)
 }, 180_000)
 
 test('a claimant that died after submitting left its payment in the mempool: the sweeper takes the claim over, the chain refuses it again and it is released, and once it reaches the chain it is taken back and credited', async () => {
   const devnet = runningDevnet()
-  const server = await servers.serve()
+  const server = shared
   const payer = devnet.walletKeys('wallet-5').address
   const signature = await paymentFor(server, 'wallet-5')
   const { accepted: { extra: quote }, payload } = JSON.parse(Buffer.from(signature['PAYMENT-SIGNATURE'], 'base64').toString('utf8'))
@@ -162,11 +163,12 @@ test('a claimant that died after submitting left its payment in the mempool: the
   expect(again.body.error).toMatchObject({ code: 'PAYMENT_ALREADY_CREDITED', keyId: keys[0].id })
   expect(again.status).toBe(409)
   expect(await timesLogged([server], `payment ${txHash} reached the chain after it was released`)).toBe(1)
-  await stopAndWait(server)
 }, 180_000)
 
 test('a payment that never reaches the chain within its validity is released, and nothing is credited for it', async () => {
   const devnet = runningDevnet()
+  // This instance sweeps alone, as every instance before it did.
+  await stopAndWait(shared)
   // A quote of 40 s: the payment prepared for it is valid for about 10 s.
   const server = await servers.serve({ GATEWAY_X402_QUOTE_SECONDS: '40' })
   const signature = await paymentFor(server, 'wallet-1')

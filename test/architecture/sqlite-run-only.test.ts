@@ -1,0 +1,45 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+
+/**
+ * The lists of test/setup/sqlite-run-only.js, whose files the PostgreSQL run leaves to the SQLite
+ * run: every entry names a test file or folder that is there, and each file keeps to its list's
+ * rule as its source shows it.
+ */
+
+const { DATABASE_FREE, OWN_DATABASE } = require('../setup/sqlite-run-only.js') as { DATABASE_FREE: string[]; OWN_DATABASE: string[] }
+const TEST = join(__dirname, '..')
+
+/** What no listed file may do, each as text its source would hold. */
+const IN_PROCESS: [string, RegExp][] = [
+  ['the service in process', /\bcds\.test\(/],
+  ['a connection to the run\'s database', /\bcds\.(connect|db|deploy)\b|\bonPostgres\(/],
+  ['a PostgreSQL client', /from 'pg'/],
+]
+/** What a database-free file may not do besides: start a server of the service. */
+const SERVICE_SERVERS: [string, RegExp][] = [['a server of the service', /support\/(server|lane-gateways|purchases|gateway|browser)\.ts'/]]
+
+function testFiles(entry: string): string[] {
+  const path = join(TEST, entry)
+  if (!statSync(path).isDirectory()) return [path]
+  return readdirSync(path, { recursive: true, encoding: 'utf8' }).filter(name => name.endsWith('.test.ts')).map(name => join(path, name))
+}
+
+function breaches(entry: string, rules: [string, RegExp][]): string[] {
+  expect(existsSync(join(TEST, entry))).toBe(true)
+  const files = testFiles(entry)
+  expect(files.length).toBeGreaterThan(0)
+  return files.flatMap(file => rules.filter(([, pattern]) => pattern.test(readFileSync(file, 'utf8'))).map(([use]) => `${file}: ${use}`))
+}
+
+test.each(DATABASE_FREE)('database-free: %s is there and uses no database', entry => {
+  expect(breaches(entry, [...IN_PROCESS, ...SERVICE_SERVERS])).toEqual([])
+})
+
+test.each(OWN_DATABASE)('its own database: %s is there, runs nothing on the run\'s database, and takes the profile and the PostgreSQL database away from what it starts', entry => {
+  expect(breaches(entry, IN_PROCESS)).toEqual([])
+  const source = readFileSync(join(TEST, entry), 'utf8')
+  expect(source).toMatch(/'CDS_ENV'|delete env\.CDS_ENV|CDS_ENV: '(?![^']*\bpg\b)[^']*'/)
+  expect(source).toMatch(/'CDS_REQUIRES_DB_CREDENTIALS_DATABASE'|delete env\.CDS_REQUIRES_DB_CREDENTIALS_DATABASE/)
+  expect(source).toMatch(/cds_requires_db_credentials_url: /)
+})
