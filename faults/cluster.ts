@@ -101,6 +101,8 @@ export class Cluster {
         GATEWAY_TIMEOUT_MS: String(TIMINGS.gatewayTimeoutMs),
         GATEWAY_RESERVATION_TIMEOUT_S: String(TIMINGS.reservationTimeoutS), GATEWAY_SWEEP_INTERVAL_S: String(TIMINGS.sweepIntervalS),
         GATEWAY_RATE_PER_SECOND: '100000', GATEWAY_BURST: '100000', GATEWAY_MAX_CALLS_IN_FLIGHT: '1000',
+        // Unit leases as deployed (the test profile turns them off): busy keys draw on leases through every fault.
+        GATEWAY_LEASE_SECONDS: '1',
         CHAIN_A_DEVNET: 'false', CHAIN_A_NETWORK: 'devnet', BLOCKFROST_URL: proxyA.url, CHAIN_A_TIMEOUT_MS: String(TIMINGS.upstreamTimeoutMs), CHAIN_A_RETRIES: '0',
         CHAIN_A_TTL_ADDRESS: '0', CHAIN_A_TTL_TIP: '0', CHAIN_A_FOLLOWER_ENABLED: 'false',
         CHAIN_B_NETWORK: 'devnet', CHAIN_B_DEVNET: 'false', CHAIN_B_INDEXER_URL: proxyB.proxied(indexerUrl), CHAIN_B_INDEXER_WS_URL: `${indexerUrl.replace(/^http/, 'ws')}/ws`,

@@ -8,7 +8,7 @@ import { revokeKey, rotateKey } from '../../srv/gateway/accounts.ts'
  * its lease check (set to 10 minutes here, so only the notification can do it).
  */
 
-gatewaySettings({ GATEWAY_LEASE_MIN_BALANCE: '100', GATEWAY_LEASE_IDLE_MS: '600000', GATEWAY_LEASE_CHECK_MS: '600000' })
+gatewaySettings({ GATEWAY_LEASE_SECONDS: '1', GATEWAY_LEASE_MIN_BALANCE: '100', GATEWAY_LEASE_IDLE_MS: '600000', GATEWAY_LEASE_CHECK_MS: '600000' })
 const { GET, defaults } = cds.test(__dirname + '/../..')
 defaults.validateStatus = () => true
 
