@@ -28,12 +28,14 @@ export async function ledgerOf(keyId: string): Promise<any[]> {
 
 export const ledgerSum = (entries: { units: number }[]) => entries.reduce((sum, entry) => sum + entry.units, 0)
 
+const SETTLE_WITHIN_MS = 15_000
+
 /**
  * Waits until no charge of the key is pending (commits are written right after the answer) and no
  * unit lease of it is open (an idle lease is handed back after GATEWAY_LEASE_IDLE_MS).
  */
-export async function settled(keyId: string, timeoutMs = 15_000) {
-  const giveUpAt = Date.now() + timeoutMs
+export async function settled(keyId: string) {
+  const giveUpAt = Date.now() + SETTLE_WITHIN_MS
   while (Date.now() < giveUpAt) {
     if (!(await ledgerOf(keyId)).some(entry => entry.state === 'pending')) return
     await new Promise(resolve => setTimeout(resolve, 20))
