@@ -19,7 +19,14 @@ afterAll(() => {
 const alice = { auth: { username: 'alice', password: '' } }
 const bob = { auth: { username: 'bob', password: '' } }
 const answerOf = (promise: Promise<any>) => promise.then(response => response, error => error.response)
-const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString().slice(5, 16).replace('T', ' ')
+/**
+ * A moment a few minutes ago, as the history writes it ('MM-DD HH:MM'), but never before today's
+ * UTC midnight: the daily figures must find the blocks in today's bucket whenever the test runs.
+ */
+const minutesAgo = (minutes: number) => {
+  const midnight = new Date().setUTCHours(0, 0, 0, 0)
+  return new Date(Math.max(Date.now() - minutes * 60_000, midnight)).toISOString().slice(5, 16).replace('T', ' ')
+}
 
 beforeAll(async () => {
   // Two blocks of two producers a few minutes ago, with two transactions: the 1h window sees them.
