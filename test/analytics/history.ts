@@ -9,7 +9,8 @@ import { createHash } from 'node:crypto'
 const { INSERT, UPSERT } = cds.ql
 
 export const hash = (label: string) => createHash('sha256').update(label).digest('hex')
-export const at = (when: string) => new Date(`2026-${when.replace(' ', 'T')}:00Z`).toISOString()
+/** 'MM-DD HH:MM' in 2026 (the fixed histories), or a whole 'YYYY-MM-DDTHH:MM' (histories relative to now). */
+export const at = (when: string) => new Date(/^\d{4}-/.test(when) ? `${when}:00Z` : `2026-${when.replace(' ', 'T')}:00Z`).toISOString()
 
 export interface ChainBBlock { height: number; when: string; author: string; epoch?: number }
 export interface ChainBTransaction {

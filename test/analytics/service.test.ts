@@ -20,12 +20,12 @@ const alice = { auth: { username: 'alice', password: '' } }
 const bob = { auth: { username: 'bob', password: '' } }
 const answerOf = (promise: Promise<any>) => promise.then(response => response, error => error.response)
 /**
- * A moment a few minutes ago, as the history writes it ('MM-DD HH:MM'), but never before today's
- * UTC midnight: the daily figures must find the blocks in today's bucket whenever the test runs.
+ * A moment a few minutes ago, to the minute ('YYYY-MM-DDTHH:MM'), but never before today's UTC
+ * midnight: the daily figures must find the blocks in today's bucket whenever the test runs.
  */
 const minutesAgo = (minutes: number) => {
   const midnight = new Date().setUTCHours(0, 0, 0, 0)
-  return new Date(Math.max(Date.now() - minutes * 60_000, midnight)).toISOString().slice(5, 16).replace('T', ' ')
+  return new Date(Math.max(Date.now() - minutes * 60_000, midnight)).toISOString().slice(0, 16)
 }
 
 beforeAll(async () => {
