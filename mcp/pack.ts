@@ -14,7 +14,6 @@ import { MCP_PACKAGE, MCP_SERVERS, mcpTarballName } from './names.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const OUT_DIR = join(ROOT, 'gen', 'mcp')
-const STAGING = join(OUT_DIR, 'package')
 
 /** The packages the tool servers import; each is bundled at its installed version. */
 const DEPENDENCIES = ['@modelcontextprotocol/sdk', 'zod'] as const
@@ -45,11 +44,33 @@ const readJson = <T>(path: string): T => JSON.parse(readFileSync(path, 'utf8')) 
 
 /** Makes the package and its tarball; `outDir` is gen/mcp unless a caller names another. */
 export function packMcpServers(outDir = OUT_DIR): PackResult {
-  const staging = outDir === OUT_DIR ? STAGING : join(outDir, 'package')
+  // Staged in a folder of this build's own: two builds at once (two test runs, say) never remove
+  // each other's files, and the tarball each makes is renamed into place whole. The staging
+  // folder then becomes outDir/package, kept for inspection.
+  const staging = join(outDir, `package.${process.pid}`)
   const { version } = readJson<PackageJson>(join(ROOT, 'package.json'))
   rmSync(staging, { recursive: true, force: true })
   mkdirSync(staging, { recursive: true })
+  try {
+    const result = buildInto(staging, outDir, version)
+    keepForInspection(staging, join(outDir, 'package'))
+    return result
+  } finally {
+    rmSync(staging, { recursive: true, force: true })
+  }
+}
 
+/** The staged files as outDir/package; a build finishing at the same moment may win instead, which is as good. */
+function keepForInspection(staging: string, kept: string) {
+  try {
+    rmSync(kept, { recursive: true, force: true })
+    renameSync(staging, kept)
+  } catch {
+    // the other build's folder is there: the same files
+  }
+}
+
+function buildInto(staging: string, outDir: string, version: string): PackResult {
   step('compiling mcp/**/*.ts to JavaScript')
   compile(join(staging, 'lib'))
 
@@ -158,7 +179,7 @@ const isNestedModules = (packageDir: string, source: string) => source.startsWit
 
 /** `npm pack` in the staging folder; the tarball replaces any earlier one in `outDir` at once (renamed into place). */
 function pack(staging: string, outDir: string, version: string): { tarball: string; bytes: number; files: number } {
-  const packDir = join(outDir, '.pack')
+  const packDir = join(outDir, `.pack.${process.pid}`)
   rmSync(packDir, { recursive: true, force: true })
   mkdirSync(packDir, { recursive: true })
   const output = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packDir], {

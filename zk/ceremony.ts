@@ -19,7 +19,9 @@
  * lists, given with --ptau; the ceremony never downloads), pinned by its blake2b-512 hash. Without
  * --ptau the development phase 1 is used: made only from a public beacon fixed below, so anyone can
  * make the same file and compare its hash, and its toxic waste is public: keys made on it are
- * development keys, which production refuses. It is kept in zk/build/phase1 for later runs.
+ * development keys, which production refuses. It is kept in zk/build/phase1 for later runs, and in
+ * ~/.cache/cag-zk/phase1 ($XDG_CACHE_HOME when set) for every checkout on this machine: the file is
+ * the same everywhere and its hash is pinned, so a copy is used only when it has that hash.
  *
  * Phase 2 is per circuit: init makes contribution 0 in the ceremony folder (--dir, zk/build/ceremony
  * by default); each party runs contribute on that folder in turn and hands it on; finalize applies
@@ -29,6 +31,7 @@
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { homedir } from 'node:os'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import { isDeepStrictEqual, parseArgs } from 'node:util'
 import * as snarkjs from 'snarkjs'
@@ -249,7 +252,7 @@ const cpuMinutes = (power: number) => Math.max(1, Math.round(32 * power * 2 ** p
 /** The development phase 1 of this power, made (minutes: the preparation for phase 2 is the long part) when it is not in zk/build yet. */
 async function developmentPhase1(power: number): Promise<{ file: string; record: Phase1Record }> {
   const file = developmentPhase1File(power)
-  if (!existsSync(file)) {
+  if (!existsSync(file) && !copiedFromMachineCache(file, power)) {
     console.log(`development phase 1, 2^${power}: not in ${display(dirname(file))} yet, making it from its public beacon (about ${cpuMinutes(power)} minutes of CPU: ${Math.ceil(cpuMinutes(power) / 2)} or more on two idle cores; kept for later runs)`)
     const work = `${file}.${process.pid}.tmp`
     mkdirSync(work, { recursive: true })
@@ -269,6 +272,7 @@ async function developmentPhase1(power: number): Promise<{ file: string; record:
   const blake2b = blake2bOf(bytes)
   const known = DEVELOPMENT_PHASE1_BLAKE2B[power]
   if (known && blake2b !== known) fail(`${display(file)} has blake2b-512 ${blake2b}, the development phase 1 of power ${power} has ${known}: delete it to make it again`)
+  if (known) keepInMachineCache(file, known)
   const { beacon, iterations, name } = DEVELOPMENT_PHASE1
   return {
     file,
@@ -277,6 +281,38 @@ async function developmentPhase1(power: number): Promise<{ file: string; record:
       description: `development phase 1: snarkjs powersoftau new bn128 ${power}, one beacon contribution '${name}' from the public value ${beacon} (2^${iterations} rounds), prepare phase2; its toxic waste is public`,
     },
   }
+}
+
+/** Where development phase-1 files are kept for every checkout on this machine. */
+const machineCache = () => join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'cag-zk', 'phase1')
+
+/** The machine's copy of this development phase 1, when it has the pinned hash, copied into zk/build. */
+function copiedFromMachineCache(file: string, power: number): boolean {
+  const cached = join(machineCache(), basename(file))
+  const known = DEVELOPMENT_PHASE1_BLAKE2B[power]
+  if (!known || !existsSync(cached) || blake2bOf(readFileSync(cached)) !== known) return false
+  copyWhole(cached, file)
+  console.log(`development phase 1, 2^${power}: copied from ${cached} (its blake2b-512 is the pinned one)`)
+  return true
+}
+
+/** A copy for the machine's other checkouts, unless it has a good one; a home folder that cannot be written to only costs them the time. */
+function keepInMachineCache(file: string, blake2b: string) {
+  const cached = join(machineCache(), basename(file))
+  if (existsSync(cached) && blake2bOf(readFileSync(cached)) === blake2b) return
+  try {
+    copyWhole(file, cached)
+  } catch {
+    // no copy kept
+  }
+}
+
+/** Copied under a temporary name and renamed: a reader never sees half a file. */
+function copyWhole(from: string, to: string) {
+  mkdirSync(dirname(to), { recursive: true })
+  const partial = `${to}.${process.pid}.tmp`
+  copyFileSync(from, partial)
+  renameSync(partial, to)
 }
 
 /** A phase-1 file given with --ptau: a published one (its hash pinned here, or given by the operator) or the development one. */
