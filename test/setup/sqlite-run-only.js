@@ -53,6 +53,7 @@ const DATABASE_FREE = [
   'lib/settle-all.test.ts',
   'lib/shadowing-properties.test.ts',
   'lib/system-packages.test.ts',
+  'lib/typer.test.ts',
   'metrics/collectors.test.ts',
   'metrics/prover.test.ts',
   'production/build.test.ts',
