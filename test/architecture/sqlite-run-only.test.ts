@@ -36,10 +36,23 @@ test.each(DATABASE_FREE)('database-free: %s is there and uses no database', entr
   expect(breaches(entry, [...IN_PROCESS, ...SERVICE_SERVERS])).toEqual([])
 })
 
+/** Modules that start a file's servers for it, read with the files that name them. */
+const SERVER_STARTERS = ['support/browser.ts', 'network/ipv6-scenario.ts']
+
+/** A file's source with the sources of the server starters it names. */
+function withStarters(file: string): string {
+  const source = readFileSync(file, 'utf8')
+  const starters = SERVER_STARTERS.filter(starter => source.includes(starter.split('/').pop()!.replace(/\.ts$/, '')))
+  return [source, ...starters.map(starter => readFileSync(join(TEST, starter), 'utf8'))].join('\n')
+}
+
 test.each(OWN_DATABASE)('its own database: %s is there, runs nothing on the run\'s database, and takes the profile and the PostgreSQL database away from what it starts', entry => {
   expect(breaches(entry, IN_PROCESS)).toEqual([])
-  const source = readFileSync(join(TEST, entry), 'utf8')
-  expect(source).toMatch(/'CDS_ENV'|delete env\.CDS_ENV|CDS_ENV: '(?![^']*\bpg\b)[^']*'/)
-  expect(source).toMatch(/'CDS_REQUIRES_DB_CREDENTIALS_DATABASE'|delete env\.CDS_REQUIRES_DB_CREDENTIALS_DATABASE/)
-  expect(source).toMatch(/cds_requires_db_credentials_url: /)
+  for (const file of testFiles(entry)) {
+    const source = withStarters(file)
+    // Named one by one, or all of CDS_* at once by a pattern's prefix.
+    expect(source).toMatch(/'CDS_ENV'|delete env\.CDS_ENV|CDS_ENV: '(?![^']*\bpg\b)[^']*'|\|CDS_\|/)
+    expect(source).toMatch(/'CDS_REQUIRES_DB_CREDENTIALS_DATABASE'|delete env\.CDS_REQUIRES_DB_CREDENTIALS_DATABASE|\|CDS_\|/)
+    expect(source).toMatch(/cds_requires_db_credentials_url: /i)
+  }
 })

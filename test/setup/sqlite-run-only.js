@@ -68,6 +68,7 @@ const DATABASE_FREE = [
  * Like test/postgres/, which uses a PostgreSQL server of its own, they run once.
  */
 const OWN_DATABASE = [
+  'browser/',
   'e2e/hosted.test.ts',
   'e2e/keeps-serving.test.ts',
   'e2e/quickstart.test.ts',
@@ -75,6 +76,8 @@ const OWN_DATABASE = [
   'e2e/start.test.ts',
   'gateway/cli.test.ts',
   'gateway/vouchers-cli.test.ts',
+  'lib/production-start.test.ts',
+  'network/ipv6-clients.test.ts',
 ]
 
 const escaped = text => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
