@@ -22,7 +22,9 @@ export default async function server(options: any) {
   await connectChainB()
   prepareTheDatabaseWhenServed()
   serveTheDevelopmentWallet()
-  cds.on('listening', ({ server }: { server: Server }) => stopGracefullyOnSignals(server))
+  // Before `cds serve` says it listens: a signal sent the moment it does finds the graceful stop in place.
+  const events = cds as unknown as EventEmitter
+  events.prependListener('listening', ({ server }: { server: Server }) => stopGracefullyOnSignals(server))
   // The front ends are served by the pipeline; CAP's own static folder and index page stay off.
   return cds.server({ ...options, static: false, index: false })
 }

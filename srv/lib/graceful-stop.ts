@@ -133,30 +133,48 @@ async function runStopSteps(): Promise<void> {
 
 /**
  * Once the server listens: each stop signal runs the steps above, then CAP's own listener of that
- * signal (registered by `cds serve` right after it announces 'listening', hence the next turn),
- * which this takes over. A repeated signal changes nothing.
+ * signal, which this takes over. `cds serve` registers its listeners before it announces
+ * 'listening' or, when the server listens already, just after: those are taken over now, these
+ * in the same turn, before a signal can reach them. Reached by a signal on its own, CAP's listener
+ * stops every part and closes the database at the same time: a job still running then waited for
+ * a connection that never came, and the process never ended. A repeated signal changes nothing.
  */
 export function stopGracefullyOnSignals(server: Server) {
   // Under jest, jest ends the process.
   if (typeof (globalThis as { test?: unknown }).test === 'function') return
   // Read now: a malformed setting fails the start, not the stop.
   const graceMs = shutdownGraceMs()
-  setImmediate(() => takeOverSignals(server, graceMs))
+  const takeOver = signalsTakenOver(server, graceMs)
+  takeOver()
+  // 'newListener' comes before the listener is added; the microtask runs once it is, still in this turn.
+  process.on('newListener', (event: string | symbol) => {
+    if ((SIGNALS as readonly (string | symbol)[]).includes(event)) queueMicrotask(takeOver)
+  })
 }
 
-function takeOverSignals(server: Server, graceMs: number) {
+/** A function that makes this module the only listener of the stop signals, keeping the others to call once the steps are done. */
+function signalsTakenOver(server: Server, graceMs: number): () => void {
   let started = false
-  for (const signal of SIGNALS) {
-    const capShutdown = process.listeners(signal)
-    process.removeAllListeners(signal)
-    process.on(signal, () => {
-      if (started) return
-      started = true
-      stop(server, graceMs, signal, capShutdown).catch(error => {
-        cds.log('server').error('stopping failed; ending the process', error)
-        process.exit(1)
-      })
+  const ours = new Map<string, () => void>()
+  const capShutdown = new Map<string, NodeJS.SignalsListener[]>(SIGNALS.map(signal => [signal, []]))
+  const onSignal = (signal: string) => () => {
+    if (started) return
+    started = true
+    stop(server, graceMs, signal, capShutdown.get(signal)!).catch(error => {
+      cds.log('server').error('stopping failed; ending the process', error)
+      process.exit(1)
     })
+  }
+  return () => {
+    for (const signal of SIGNALS) {
+      const others = process.listeners(signal).filter(listener => listener !== ours.get(signal))
+      for (const listener of others) process.removeListener(signal, listener)
+      capShutdown.get(signal)!.push(...others)
+      if (!ours.has(signal)) {
+        ours.set(signal, onSignal(signal))
+        process.on(signal, ours.get(signal)!)
+      }
+    }
   }
 }
 

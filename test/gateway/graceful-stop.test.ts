@@ -167,10 +167,11 @@ describe('a stop signal mid-call', () => {
     expect(entries.filter(entry => entry.requestId === requestId).map(entry => [entry.kind, entry.state]).sort()).toEqual([['charge', 'refunded'], ['refund', 'posted']])
   }, 180_000)
 
-  test('a server with nothing in flight ends at once on SIGTERM', async () => {
+  test('a server with nothing in flight ends at once on SIGTERM, sent the moment it says it listens: the graceful stop has the signal already', async () => {
     const server = await instance({ SHUTDOWN_GRACE_MS: '600000' })
     server.stop('SIGTERM')
-    await server.exited
+    expect(await server.exited).toBe(0)
+    expect(server.output()).toContain('SIGTERM: stopping')
     expect(server.output()).not.toContain('did not finish within')
   }, 120_000)
 })
