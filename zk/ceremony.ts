@@ -252,6 +252,7 @@ const cpuMinutes = (power: number) => Math.max(1, Math.round(32 * power * 2 ** p
 /** The development phase 1 of this power, made (minutes: the preparation for phase 2 is the long part) when it is not in zk/build yet. */
 async function developmentPhase1(power: number): Promise<{ file: string; record: Phase1Record }> {
   const file = developmentPhase1File(power)
+  let made = false
   if (!existsSync(file) && !copiedFromMachineCache(file, power)) {
     console.log(`development phase 1, 2^${power}: not in ${display(dirname(file))} yet, making it from its public beacon (about ${cpuMinutes(power)} minutes of CPU: ${Math.ceil(cpuMinutes(power) / 2)} or more on two idle cores; kept for later runs)`)
     const work = `${file}.${process.pid}.tmp`
@@ -262,6 +263,7 @@ async function developmentPhase1(power: number): Promise<{ file: string; record:
       await step('powersoftau beacon', () => snarkjs.powersOfTau.beacon(join(work, 'new.ptau'), join(work, 'beacon.ptau'), DEVELOPMENT_PHASE1.name, DEVELOPMENT_PHASE1.beacon, DEVELOPMENT_PHASE1.iterations, quietLogger()))
       await step('powersoftau prepare phase2', () => snarkjs.powersOfTau.preparePhase2(join(work, 'beacon.ptau'), join(work, 'final.ptau'), quietLogger()))
       renameSync(join(work, 'final.ptau'), file)
+      made = true
     } finally {
       rmSync(work, { recursive: true, force: true })
     }
@@ -272,7 +274,7 @@ async function developmentPhase1(power: number): Promise<{ file: string; record:
   const blake2b = blake2bOf(bytes)
   const known = DEVELOPMENT_PHASE1_BLAKE2B[power]
   if (known && blake2b !== known) fail(`${display(file)} has blake2b-512 ${blake2b}, the development phase 1 of power ${power} has ${known}: delete it to make it again`)
-  if (known) keepInMachineCache(file, known)
+  if (known && made) keepInMachineCache(file)
   const { beacon, iterations, name } = DEVELOPMENT_PHASE1
   return {
     file,
@@ -296,10 +298,9 @@ function copiedFromMachineCache(file: string, power: number): boolean {
   return true
 }
 
-/** A copy for the machine's other checkouts, unless it has a good one; a home folder that cannot be written to only costs them the time. */
-function keepInMachineCache(file: string, blake2b: string) {
+/** A copy of a file just made (and checked) for the machine's other checkouts, in place of a bad one; a home folder that cannot be written to only costs them the time. */
+function keepInMachineCache(file: string) {
   const cached = join(machineCache(), basename(file))
-  if (existsSync(cached) && blake2bOf(readFileSync(cached)) === blake2b) return
   try {
     copyWhole(file, cached)
   } catch {
