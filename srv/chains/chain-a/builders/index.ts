@@ -1,5 +1,4 @@
 import { badInput } from '../../../lib/errors.ts'
-import { buildooorAssembler } from './buildooor.ts'
 import { buildTransaction } from './build.ts'
 import { cslAssembler } from './csl.ts'
 import type { BuilderName, TransactionBuilder } from './types.ts'
@@ -24,12 +23,16 @@ export type {
 
 const BUILDER_NAMES: readonly BuilderName[] = ['csl', 'buildooor']
 
-const ASSEMBLERS = { csl: cslAssembler, buildooor: buildooorAssembler }
+// buildooor is loaded on its first build: its libraries take half a second to load, which every start would pay.
+const ASSEMBLERS = {
+  csl: async () => cslAssembler,
+  buildooor: async () => (await import('./buildooor.ts')).buildooorAssembler,
+}
 
 export function builderFor(name: string): TransactionBuilder {
   if (!BUILDER_NAMES.includes(name as BuilderName)) {
     throw badInput('UNKNOWN_BUILDER', `Unknown transaction builder '${name}'; available: ${BUILDER_NAMES.join(', ')}`, 'builder')
   }
   const assembler = ASSEMBLERS[name as BuilderName]
-  return { name: name as BuilderName, build: async request => buildTransaction(assembler, request) }
+  return { name: name as BuilderName, build: async request => buildTransaction(await assembler(), request) }
 }

@@ -1,5 +1,4 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { blake2b_256, toHex } from '@harmoniclabs/buildooor'
 import { addressNetworkId, addressText, fromCslValue, listOf, metadatumJson, parseRef, paymentCredentialOf, refOf, refOfInput, type OutputRef } from '../csl.ts'
 import type { AssetQuantity, ChainProtocolParameters } from '../port.ts'
 import { verifySignedTransaction } from '../signing/verify.ts'
@@ -72,7 +71,7 @@ interface Decoded {
 }
 
 export async function verifyExactPayment(payload: unknown, requirement: ExactRequirement, chain: PaymentChainView): Promise<PaymentVerdict> {
-  const decoded = decodePayload(payload, chain.protocolParameters.maxTxSize)
+  const decoded = await decodePayload(payload, chain.protocolParameters.maxTxSize)
   if ('reason' in decoded) return decoded
   const { tx, body, bytes, nonce } = decoded
   const txHash = tx.transaction_hash().to_hex()
@@ -106,7 +105,7 @@ function guarded(check: () => Refusal | undefined): Refusal | undefined {
 
 // ---- the payload ----------------------------------------------------------------------------
 
-function decodePayload(payload: unknown, maxTxSize: number): Decoded | Refusal {
+async function decodePayload(payload: unknown, maxTxSize: number): Promise<Decoded | Refusal> {
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
     return refuse('invalid_payload', 'The payment payload must be an object { transaction: <base64 of the signed transaction>, nonce: "<txHash>#<index>" }')
   }
@@ -125,7 +124,7 @@ function decodePayload(payload: unknown, maxTxSize: number): Decoded | Refusal {
     return refuse('invalid_transaction', `payload.transaction is not a Cardano transaction: ${messageOf(error)}`)
   }
   const body = tx.body()
-  const auxiliary = auxiliaryDataProblem(tx, body)
+  const auxiliary = await auxiliaryDataProblem(tx, body)
   if (auxiliary) return auxiliary
   return { tx, body, bytes, nonce: { txHash: nonce[1].toLowerCase(), outputIndex: Number(nonce[2]) } }
 }
@@ -140,10 +139,12 @@ function base64Bytes(value: unknown): Uint8Array | undefined {
 }
 
 /** The body commits to the auxiliary data (and so to the memo) by its hash: metadata swapped after signing is refused here. */
-function auxiliaryDataProblem(tx: CSL.FixedTransaction, body: CSL.TransactionBody): Refusal | undefined {
+async function auxiliaryDataProblem(tx: CSL.FixedTransaction, body: CSL.TransactionBody): Promise<Refusal | undefined> {
   const raw = tx.raw_auxiliary_data()
   const declared = body.auxiliary_data_hash()?.to_hex()
   if (!raw && !declared) return undefined
+  // Loaded on the first payment with metadata: the library takes a third of a second to load, which every start would pay.
+  const { blake2b_256, toHex } = await import('@harmoniclabs/buildooor')
   if (!raw || !declared || toHex(blake2b_256(raw)) !== declared) {
     return refuse('invalid_transaction', 'The transaction\'s auxiliary data (its metadata) does not match the auxiliary data hash its body declares')
   }

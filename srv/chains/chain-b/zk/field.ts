@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto'
-import { poseidon1, poseidon2, poseidon5 } from 'poseidon-lite'
+// One module per arity: the package's index loads the constants of all sixteen, a fifth of a second at start.
+import { poseidon1 } from 'poseidon-lite/poseidon1'
+import { poseidon2 } from 'poseidon-lite/poseidon2'
+import { poseidon5 } from 'poseidon-lite/poseidon5'
 
 /**
  * The scalar field of BN254, where the circuits compute, and the hashes over it. Every 32-byte
