@@ -36,7 +36,7 @@ entity ApiKeys {
       plan         : Association to Plans;
       unitsLeft    : Units not null default 0;
       validUntil   : Timestamp not null;
-      status       : String(10) enum { active; revoked } not null default 'active';
+      status       : String(10) enum { active; suspended; revoked } not null default 'active';
       /** The wallet address a purchased or wallet-issued key is bound to; empty for operator keys. */
       boundAddress : String(120);
       label        : String(100);
@@ -76,7 +76,7 @@ entity ProductGrants {
 
 /** A named type, not an inline enum: an inline enum on an element called `kind` collides with the
  *  generated model class's own static `kind`. */
-type LedgerEntryKind : String(10) enum { credit; charge; refund; lease };
+type LedgerEntryKind : String(10) enum { credit; debit; charge; refund; lease };
 
 /**
  * One entry per charged call (kind charge: units negative, pending until the call resolves, then

@@ -12,7 +12,7 @@ import { ApiError } from '../lib/errors.ts'
  */
 
 const { SELECT, INSERT, UPDATE } = cds.ql
-const { active, revoked } = ApiKey.status
+const { active, suspended, revoked } = ApiKey.status
 
 /** What a product's grant allows by default: every operation of the services that declare themselves that product (`@gateway.product`). */
 function defaultOperations(product: Product): string[] {
@@ -114,32 +114,40 @@ async function insertGrant(grant: GrantRequest) {
  * Answers undefined when there is no such active key.
  */
 export async function rotateKey(id: string, presented?: string): Promise<{ id: string; key: string } | undefined> {
-  return cds.tx(async () => {
-    const key = newSecret(API_KEY_PREFIX)
-    const affected = await UPDATE.entity(ApiKeys)
-      .set({ secretHash: hashSecret(key), hint: hintOf(key), rotatedAt: new Date().toISOString(), version: { '+=': 1 } })
-      .where({ ID: id, status: active, ...(presented ? { secretHash: presented } : {}) })
-    if (affected !== 1) return undefined
-    await announceKeyChange(id)
-    return { id, key }
-  })
+  return cds.tx(() => rotateKeyInTransaction(id, presented))
+}
+
+/** The same rotation in the caller's transaction. */
+export async function rotateKeyInTransaction(id: string, presented?: string): Promise<{ id: string; key: string } | undefined> {
+  const key = newSecret(API_KEY_PREFIX)
+  const affected = await UPDATE.entity(ApiKeys)
+    .set({ secretHash: hashSecret(key), hint: hintOf(key), rotatedAt: new Date().toISOString(), version: { '+=': 1 } })
+    .where({ ID: id, status: active, ...(presented ? { secretHash: presented } : {}) })
+  if (affected !== 1) return undefined
+  await announceKeyChange(id)
+  return { id, key }
 }
 
 /** Revokes the key and both of its product grants. Answers false when it was not active (or no longer has the `presented` secret). */
 export async function revokeKey(id: string, presented?: string): Promise<boolean> {
-  const revokedGrants = await cds.tx(async () => {
-    const now = new Date().toISOString()
-    const affected = await UPDATE.entity(ApiKeys)
-      .set({ status: revoked, revokedAt: now, version: { '+=': 1 } })
-      .where({ ID: id, status: active, ...(presented ? { secretHash: presented } : {}) })
-    if (affected !== 1) return undefined
-    await announceKeyChange(id)
-    const grants = await SELECT.from(ProductGrants).columns('ID').where({ apiKey_ID: id, status: ProductGrant.status.active })
-    await UPDATE.entity(ProductGrants).set({ status: ProductGrant.status.revoked, revokedAt: now }).where({ apiKey_ID: id, status: ProductGrant.status.active })
-    return grants.map(grant => grant.ID!)
-  })
-  if (!revokedGrants) return false
-  tellProducts(revokedGrants)
+  return cds.tx(() => revokeKeyInTransaction(id, presented))
+}
+
+/**
+ * The same revocation in the caller's transaction; a suspended key is revoked too. The products
+ * that ask for it hear of the revoked grants once the transaction commits.
+ */
+export async function revokeKeyInTransaction(id: string, presented?: string): Promise<boolean> {
+  const now = new Date().toISOString()
+  const affected = await UPDATE.entity(ApiKeys)
+    .set({ status: revoked, revokedAt: now, version: { '+=': 1 } })
+    .where({ ID: id, status: { in: [active, suspended] }, ...(presented ? { secretHash: presented } : {}) })
+  if (affected !== 1) return false
+  await announceKeyChange(id)
+  const grants = await SELECT.from(ProductGrants).columns('ID').where({ apiKey_ID: id, status: ProductGrant.status.active })
+  await UPDATE.entity(ProductGrants).set({ status: ProductGrant.status.revoked, revokedAt: now }).where({ apiKey_ID: id, status: ProductGrant.status.active })
+  const revokedGrants = grants.map(grant => grant.ID!)
+  afterCommit(() => tellProducts(revokedGrants))
   return true
 }
 
@@ -158,6 +166,9 @@ export async function revokeGrant(id: string): Promise<boolean> {
   if (done) tellProducts([id])
   return done
 }
+
+/** Runs once the current transaction committed (cds-types do not declare the context's events). */
+const afterCommit = (then: () => void) => (cds.context as unknown as { on(event: 'succeeded', listener: () => void): void }).on('succeeded', then)
 
 /**
  * After a revocation is committed, the services that ask for it (`@gateway.onGrantRevoked`) hear of

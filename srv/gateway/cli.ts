@@ -1,31 +1,19 @@
 import cds from '@sap/cds'
 import { parseArgs } from 'node:util'
-import { issueGrant, issueKey, listKeys, revokeGrant, revokeKey, rotateKey } from './accounts.ts'
-import { credit } from './ledger.ts'
-import { keyPrintout } from './key-delivery.ts'
+import { issueGrant, revokeGrant } from './accounts.ts'
 import { deploySqliteFile } from '../lib/development-database.ts'
 import { GRANT_PREFIXES, isProduct } from './keys.ts'
 
 /**
  * The gateway's commands of the operator's command line (srv/cli.ts), and how a command line runs
  * its commands against the configured database (the SQLite file in development, PostgreSQL with
- * CDS_ENV=pg or in production):
+ * CDS_ENV=pg or in production). The key commands are the operator's (srv/operator/cli.ts).
  *
- *   npm run gateway -- keys issue --units N [--plan P] [--valid-days D] [--label L] [--bound-address A] [--quiet]
- *   npm run gateway -- keys list | keys credit <id> N | keys revoke <id> | keys rotate <id>
  *   npm run gateway -- grants issue --product chain-a|chain-b [--key <id>] [--valid-days D] [--label L]
  *   npm run gateway -- grants revoke <id>
  */
 
-/** The plan of a key the operator issues here, unless --plan names another (db/seed/gateway-Plans.csv). */
-const OPERATOR_PLAN = 'operator'
-
-export const GATEWAY_USAGE = `  npm run gateway -- keys issue --units N [--plan trial|standard|scale|operator (default ${OPERATOR_PLAN})] [--valid-days D] [--label L] [--bound-address A] [--quiet: print only the key]
-  npm run gateway -- keys list
-  npm run gateway -- keys credit <id> <units>
-  npm run gateway -- keys revoke <id>
-  npm run gateway -- keys rotate <id>
-  npm run gateway -- grants issue --product chain-a|chain-b [--key <id>] [--valid-days D] [--label L]
+export const GATEWAY_USAGE = `  npm run gateway -- grants issue --product chain-a|chain-b [--key <id>] [--valid-days D] [--label L]
   npm run gateway -- grants revoke <id>`
 
 export type Options = Record<string, string>
@@ -38,7 +26,7 @@ const FLAGS = new Set(['quiet'])
 /** Every option a command reads: the flags, and the rest taking a value. */
 const OPTIONS = Object.fromEntries([
   ...[...FLAGS].map(name => [name, { type: 'boolean' as const }]),
-  ...['units', 'plan', 'valid-days', 'label', 'bound-address', 'product', 'key', 'count', 'uses', 'expires'].map(name => [name, { type: 'string' as const }]),
+  ...['units', 'plan', 'valid-days', 'label', 'bound-address', 'product', 'key', 'count', 'uses', 'expires', 'reason'].map(name => [name, { type: 'string' as const }]),
 ])
 
 /** What the command line prints when it is not called right: its commands. */
@@ -71,41 +59,6 @@ async function main(args: string[], commands: Commands, usage: string): Promise<
 }
 
 export const GATEWAY_COMMANDS: Commands = {
-  'keys issue': async (_, options) => {
-    const issued = await issueKey({
-      units: wholeNumber(options.units, '--units'),
-      plan: options.plan ?? OPERATOR_PLAN,
-      validDays: options['valid-days'] === undefined ? undefined : wholeNumber(options['valid-days'], '--valid-days'),
-      label: options.label,
-      boundAddress: options['bound-address'],
-    })
-    if (options.quiet) return console.log(issued.key)
-    console.log(keyPrintout(issued))
-  },
-  'keys list': async () => {
-    const keys = await listKeys()
-    if (!keys.length) return console.log('no keys')
-    for (const key of keys)
-      console.log([key.ID, key.hint + '…', key.plan_name, `${Number(key.unitsLeft)} units`, key.status, `until ${key.validUntil}`, key.boundAddress ?? '-', key.label ?? ''].join('  '))
-  },
-  'keys credit': async ([id, units]) => {
-    const left = await credit(required(id, '<id>'), wholeNumber(units, '<units>'), 'operator credit')
-    console.log(`credited ${units} units to ${id}; ${left} left`)
-  },
-  'keys revoke': async ([id]) => {
-    const revoked = await revokeKey(required(id, '<id>'))
-    console.log(revoked ? `revoked ${id} and its product grants` : `no active key ${id}`)
-    if (!revoked) process.exitCode = 1
-  },
-  'keys rotate': async ([id]) => {
-    const rotated = await rotateKey(required(id, '<id>'))
-    if (!rotated) {
-      console.log(`no active key ${id}`)
-      process.exitCode = 1
-      return
-    }
-    console.log(`new secret for ${id} (shown once; the old one no longer works):\n\n  ${rotated.key}\n`)
-  },
   'grants issue': async (_, options) => {
     const product = required(options.product, '--product')
     if (!isProduct(product)) throw new Error(`--product must be one of ${Object.keys(GRANT_PREFIXES).join(', ')}`)

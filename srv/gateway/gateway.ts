@@ -2,7 +2,7 @@ import cds from '@sap/cds'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { GatewayConfig } from './config.ts'
 import { refusal, send, UNITS_CHARGED, UNITS_LEFT, withUnitsLeft, type Answer } from './answers.ts'
-import { INVALID_KEY, KeyCheck, presentsKey } from './key-check.ts'
+import { INVALID_KEY, KeyCheck, presentsKey, presentsSecret } from './key-check.ts'
 import { Metering, type MeteredCall } from './metering.ts'
 import { listenForKeyChanges, type KeyChangeListener } from './key-changes.ts'
 import { OWN_BODY_LIMIT, ownRoutes, type OwnRoute } from './own-routes.ts'
@@ -84,6 +84,10 @@ export class Gateway {
         return this.own(route.route, new URLSearchParams(target.query), req, res, next)
       case 'free':
         req.gatewayPrincipal = PUBLIC_PRINCIPAL
+        return next()
+      case 'operator':
+        // The operator authenticates as CAP's auth says; a key or grant never stands for an operator.
+        if (presentsSecret(req)) return send(res, refusal(403, 'OPERATOR_ONLY', 'The operator service takes no API key or agent grant: sign in as an operator'))
         return next()
       case 'metered':
         return this.metered(route, path, req, res, next)

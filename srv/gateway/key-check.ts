@@ -22,6 +22,8 @@ const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="chain-access"' }
 export const INVALID_KEY = refusal(401, 'KEY_INVALID', 'The API key is unknown or revoked', {}, CHALLENGE)
 export const expiredKey = (validUntil?: string) =>
   refusal(401, 'KEY_EXPIRED', validUntil ? `This key expired at ${validUntil}` : 'This key has expired', {}, CHALLENGE)
+/** A suspended key is the caller's own, presented right: refused, but not counted as a failed attempt of the address. */
+const SUSPENDED_KEY = refusal(403, 'KEY_SUSPENDED', 'This key is suspended by the operator; ask them to resume it')
 const MISSING_KEY = refusal(401, 'KEY_MISSING', 'Send your API key as Authorization: Bearer <key> or x-agent-token: <key>', {}, CHALLENGE)
 
 type KeyCheckResult = { ok: true; key: KeyRecord } | { ok: false; answer: Answer }
@@ -47,6 +49,7 @@ export class KeyCheck {
       recordKeyId(req, presented.key.ID)
       return presented
     }
+    if (presented.answer === SUSPENDED_KEY) return presented
     const blockedFor = await this.failures.fail(clientOf(req))
     if (blockedFor) {
       const message = `Too many calls with a missing or invalid key from this address; retry after ${blockedFor} s`
@@ -70,7 +73,10 @@ export class KeyCheck {
     if (!isApiKey(secret)) return { ok: false, answer: INVALID_KEY }
     const hash = hashSecret(secret)
     const key = await this.lookup(hash, fresh)
-    if (!key || key.status !== ApiKey.status.active || !sameHash(key.secretHash, hash)) return { ok: false, answer: INVALID_KEY }
+    if (!key || !sameHash(key.secretHash, hash)) return { ok: false, answer: INVALID_KEY }
+    // A suspension is read again on every call, so a key resumed in any instance calls again at once.
+    if (key.status === ApiKey.status.suspended) return fresh ? { ok: false, answer: SUSPENDED_KEY } : this.presented(req, true)
+    if (key.status !== ApiKey.status.active) return { ok: false, answer: INVALID_KEY }
     if (Date.parse(key.validUntil) <= Date.now()) return { ok: false, answer: expiredKey(key.validUntil) }
     return { ok: true, key }
   }
@@ -84,6 +90,16 @@ export class KeyCheck {
     else this.keys.delete(hash)
     return record
   }
+}
+
+/**
+ * Whether the call presents anything shaped as one of the gateway's secrets (an API key or an agent
+ * grant, valid or not, checksum right or wrong): an identity provider's token never is.
+ */
+export function presentsSecret(req: IncomingMessage): boolean {
+  if (req.headers['x-agent-token'] !== undefined) return true
+  const secret = secretOf(req)
+  return secret !== undefined && /^[a-z]{3}_/i.test(secret)
 }
 
 /** Whether the call presents a key at all (valid or not). */

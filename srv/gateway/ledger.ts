@@ -144,9 +144,11 @@ async function reserveAs(kind: string, call: Call): Promise<Reservation> {
 /** Why a reservation was refused: the key is gone, rotated, revoked or expired, changed since it was read, or units are short. */
 async function diagnose(tx: Transaction, call: Call, now: string): Promise<Reservation> {
   const [key] = await run(tx, 'key', [call.keyId])
-  if (!key || key.secretHash !== call.secretHash || key.status !== ApiKey.status.active) return { ok: false, reason: 'invalid' }
-  if (new Date(key.validUntil).toISOString() <= now) return { ok: false, reason: 'expired' }
+  if (!key || key.secretHash !== call.secretHash) return { ok: false, reason: 'invalid' }
+  // A key changed since it was read (suspended or moved to another plan, say) is read again, and the key check says why.
   if (Number(key.version) !== call.version) return { ok: false, reason: 'stale' }
+  if (key.status !== ApiKey.status.active) return { ok: false, reason: 'invalid' }
+  if (new Date(key.validUntil).toISOString() <= now) return { ok: false, reason: 'expired' }
   return { ok: false, reason: 'insufficient', unitsLeft: Number(key.unitsLeft) }
 }
 

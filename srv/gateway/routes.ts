@@ -6,7 +6,8 @@ import type { ServedProduct } from './keys.ts'
  * built from the gateway's own routes and the served model: a service is forwarded only when
  * annotated `@gateway.product`; its entity sets are read with `@gateway.reads`; its operations
  * cost `@gateway.operations` unless an operation says `@gateway.price` or is `@gateway.closed`; a
- * service with `@gateway.free` needs no key.
+ * service with `@gateway.free` needs no key; a service with `@gateway.operator` takes no key at all:
+ * it is the operator's, who authenticates as CAP's auth says (a JWT in production).
  */
 
 /** One of the gateway's own routes: the table needs only its path and method. */
@@ -20,6 +21,7 @@ export interface OwnPath {
 type ServiceClassification =
   | { kind: 'metered'; product: ServedProduct; routeClass: string; service: string; operation: string }
   | { kind: 'free'; product?: ServedProduct }
+  | { kind: 'operator' }
   | { kind: 'refused'; status: 403 | 405; code: string; message: string }
 
 export type Classification<Own extends OwnPath = OwnPath> = ServiceClassification | { kind: 'own'; route: Own }
@@ -31,6 +33,7 @@ interface Definition {
   actions?: Record<string, Definition>
   '@gateway.product'?: ServedProduct
   '@gateway.free'?: boolean
+  '@gateway.operator'?: boolean
   '@gateway.reads'?: string
   '@gateway.operations'?: string
   '@gateway.price'?: string
@@ -61,6 +64,7 @@ interface ServiceRoute {
   service: string
   product?: ServedProduct
   free: boolean
+  operator: boolean
   readsClass: string
   /** Entity set name → its entity's name in the model. */
   entitySets: Map<string, string>
@@ -106,6 +110,7 @@ export class RouteTable<Own extends OwnPath = OwnPath> {
     }
     const route = this.routes.find(r => path === r.base || path.startsWith(r.base + '/'))
     if (!route) return notForwarded(path)
+    if (route.operator) return { kind: 'operator' }
     if (!route.product && !route.free) return refused(403, 'ROUTE_CLOSED', `${route.base} is not open on the hosted API`)
     return classifyInService(route, method, path.slice(route.base.length))
   }
@@ -209,6 +214,7 @@ function serviceRoute(base: string, service: string, definition: Definition, def
     service,
     product: definition['@gateway.product'],
     free: !!definition['@gateway.free'],
+    operator: !!definition['@gateway.operator'],
     readsClass: definition['@gateway.reads'] ?? 'entity-read',
     entitySets,
     operations,

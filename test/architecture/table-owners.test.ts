@@ -26,6 +26,7 @@ const OWNERS: Record<string, string> = {
   'db/gateway-purchases.cds': 'srv/key-lanes',
   'db/gateway-vouchers.cds': 'srv/key-lanes',
   'db/gateway-wallets.cds': 'srv/key-lanes',
+  'db/operator.cds': 'srv/operator',
 }
 
 type Definitions = Record<string, { kind?: string; $location?: { file?: string }; query?: { SELECT?: { from?: { ref?: string[] } } } }>

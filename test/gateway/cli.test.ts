@@ -43,3 +43,31 @@ test('keys issue --quiet prints the key alone, for scripts', async () => {
 test('keys issue --plan names another plan', async () => {
   expect(await gateway('keys', 'issue', '--units', '7', '--plan', 'trial')).toMatch(/ plan trial {2}units 7 /)
 }, 60_000)
+
+test('keys credit, debit, suspend, resume and plan run as the operator cli:<system user>, each audited; audit verify checks the chain', async () => {
+  const printed = await gateway('keys', 'issue', '--units', '10')
+  const id = /^id (\S+)/m.exec(printed)![1]
+  expect(await gateway('keys', 'credit', id, '5', '--reason', 'support ticket 4')).toBe(`credited 5 units to ${id}; 15 units left\n`)
+  expect(await gateway('keys', 'debit', id, '3')).toBe(`debited 3 units from ${id}; 12 units left\n`)
+  expect(await gateway('keys', 'suspend', id)).toMatch(/^suspended /)
+  expect(await gateway('keys', 'resume', id)).toBe(`resumed ${id}\n`)
+  expect(await gateway('keys', 'plan', id, 'scale')).toBe(`${id} is on plan scale now\n`)
+  expect(await gateway('audit', 'verify')).toMatch(/^the operator audit verifies: \d+ entries, every link intact\n$/)
+  const failed = await run('npm', ['run', '-s', 'gateway', '--', 'keys', 'debit', id, '100'], { cwd: root, env }).catch(error => error)
+  expect(failed.stderr).toMatch(/12 units left: a debit of 100 would take it below zero/)
+  expect(failed.code).toBe(1)
+
+  const { DatabaseSync } = require('node:sqlite')
+  const db = new DatabaseSync(env.cds_requires_db_credentials_url)
+  const entries = db.prepare('SELECT actor, action, reason FROM operator_OperatorAuditLog WHERE target = ? ORDER BY sequence').all(`key:${id}`)
+  db.close()
+  const actor = `cli:${require('node:os').userInfo().username}`
+  expect(entries).toEqual([
+    { actor, action: 'key.issue', reason: null },
+    { actor, action: 'key.credit', reason: 'support ticket 4' },
+    { actor, action: 'key.debit', reason: 'operator debit' },
+    { actor, action: 'key.suspend', reason: null },
+    { actor, action: 'key.resume', reason: null },
+    { actor, action: 'key.change-plan', reason: null },
+  ])
+}, 120_000)

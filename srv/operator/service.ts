@@ -1,0 +1,79 @@
+import cds from '@sap/cds'
+import { Key, Keys, issueKey, verifyAudit } from '#cds-models/OperatorService'
+import { mcpConfiguration } from '../gateway/key-delivery.ts'
+import { gatewayConfig } from '../gateway/config.ts'
+import { undrawnLeased } from '../gateway/ledger.ts'
+import { badInput } from '../lib/errors.ts'
+import { verifyAudit as checkAudit } from './audit.ts'
+import * as actions from './key-actions.ts'
+
+/**
+ * The operator's service (service.cds): reads are CAP's own; each action wires a named operator
+ * action (key-actions.ts), which runs in the request's transaction and audits itself.
+ */
+export class OperatorService extends cds.ApplicationService {
+  init() {
+    this.after('READ', Keys, addLeasedUnits)
+    this.on(Key.actions.credit, req => actions.creditKey(keyIdOf(req), unitsOf(req.data.units), reasonOf(req.data.reason, true)!))
+    this.on(Key.actions.debit, req => actions.debitKey(keyIdOf(req), unitsOf(req.data.units), reasonOf(req.data.reason, true)!))
+    this.on(Key.actions.changePlan, req => actions.changeKeyPlan(keyIdOf(req), req.data.plan!, reasonOf(req.data.reason)))
+    this.on(Key.actions.suspend, req => actions.suspendKey(keyIdOf(req), reasonOf(req.data.reason)))
+    this.on(Key.actions.resume, req => actions.resumeKey(keyIdOf(req), reasonOf(req.data.reason)))
+    this.on(Key.actions.setExpiry, req => actions.setKeyExpiry(keyIdOf(req), timeOf(req.data.validUntil), reasonOf(req.data.reason)))
+    this.on(Key.actions.revoke, req => actions.revokeKey(keyIdOf(req), reasonOf(req.data.reason)))
+    this.on(Key.actions.rotate, async req => {
+      const rotated = await actions.rotateKey(keyIdOf(req), reasonOf(req.data.reason))
+      return { ID: rotated.id, key: rotated.key, mcpConfiguration: JSON.stringify(mcpConfiguration(rotated.key, gatewayConfig().publicUrl)) }
+    })
+    this.on(issueKey, async req => {
+      const { plan, units, validDays, label, boundAddress, reason } = req.data
+      const issued = await actions.issueKey({
+        plan: plan!, units: units === null || units === undefined ? undefined : unitsOf(units), validDays: validDays ?? undefined,
+        label: label ?? undefined, boundAddress: boundAddress ?? undefined,
+      }, reasonOf(reason))
+      return {
+        ID: issued.id, key: issued.key, plan: issued.plan, unitsLeft: issued.unitsLeft, validUntil: issued.validUntil,
+        mcpConfiguration: JSON.stringify(mcpConfiguration(issued.key, gatewayConfig().publicUrl)),
+      }
+    })
+    this.on(verifyAudit, () => checkAudit())
+    return super.init()
+  }
+}
+
+/** The key a bound action is called on: `Keys(<id>)`. */
+function keyIdOf(req: cds.Request): string {
+  const [key] = req.params as (string | { ID: string })[]
+  return typeof key === 'string' ? key : key.ID
+}
+
+/** Units arrive as a JSON string or number (Int64); only a whole number is taken. */
+function unitsOf(value: unknown): number {
+  const text = String(value).trim()
+  if (!/^-?\d{1,16}$/.test(text)) throw badInput('INVALID_UNITS', `units must be a whole number, got '${text.slice(0, 40)}'`, 'units')
+  return Number(text)
+}
+
+function reasonOf(value: string | null | undefined, required = false): string | null {
+  const reason = value?.trim() || null
+  if (required && !reason) throw badInput('REASON_REQUIRED', 'Say why: reason is required for a credit or a debit', 'reason')
+  return reason
+}
+
+function timeOf(value: string | null | undefined): string | null {
+  if (value === null || value === undefined || value === '') return null
+  const time = Date.parse(value)
+  if (Number.isNaN(time)) throw badInput('INVALID_TIME', `validUntil must be a time, got '${String(value).slice(0, 40)}'`, 'validUntil')
+  return new Date(time).toISOString()
+}
+
+/** Each key read shows the units its open leases hold (still the key's). */
+async function addLeasedUnits(result: unknown) {
+  const rows = (Array.isArray(result) ? result : result ? [result] : []) as { ID?: string; unitsLeased?: number }[]
+  const ids = rows.map(row => row.ID).filter((id): id is string => !!id)
+  if (!ids.length) return
+  const leased = await undrawnLeased(ids)
+  for (const row of rows) if (row.ID) row.unitsLeased = leased.get(row.ID) ?? 0
+}
+
+export default OperatorService

@@ -1,0 +1,205 @@
+import cds from '@sap/cds'
+import { balanceOf, ledgerOf, ledgerSum } from '../support/gateway.ts'
+
+/**
+ * The operator service, self-hosted: only the operator role reaches it; each key action works on
+ * the key at once, moves units only with a ledger entry, answers a stable code for what cannot be
+ * done, and records itself in the hash-chained audit with the operator, the key before and after,
+ * and never a secret.
+ */
+const { GET, POST, defaults } = cds.test(__dirname + '/../..')
+defaults.auth = { username: 'alice', password: '' }
+defaults.validateStatus = () => true
+
+const OP = '/odata/v4/operator'
+const bob = { auth: { username: 'bob', password: '' } }
+
+let keyId: string
+let secret: string
+
+const issue = async (body: object = {}) => {
+  const { data, status } = await POST(`${OP}/issueKey`, { plan: 'standard', units: 100, label: 'operator-test', ...body })
+  expect(status).toBe(200)
+  return data as { ID: string; key: string; unitsLeft: string | number; mcpConfiguration: string }
+}
+
+const act = (id: string, action: string, body: object = {}) => POST(`${OP}/Keys(${id})/OperatorService.${action}`, body)
+
+const auditOf = async (id: string) => (await GET(`${OP}/AuditLog?$filter=target eq 'key:${id}'&$orderby=sequence`)).data.value as any[]
+
+beforeAll(async () => {
+  const issued = await issue()
+  keyId = issued.ID
+  secret = issued.key
+})
+
+describe('who reaches it', () => {
+  test('an operator: the keys, ledger, plans, prices and audit', async () => {
+    for (const set of ['Keys', 'LedgerEntries', 'Plans', 'Prices', 'AuditLog']) {
+      const { data, status } = await GET(`${OP}/${set}?$top=1`)
+      expect(data.value).toEqual(expect.any(Array))
+      expect(status).toBe(200)
+    }
+  })
+
+  test('a user without the operator role: 403, on reads and actions alike', async () => {
+    expect((await GET(`${OP}/Keys`, bob)).status).toBe(403)
+    expect((await POST(`${OP}/Keys(${keyId})/OperatorService.credit`, { units: 5, reason: 'x' }, bob)).status).toBe(403)
+    expect((await POST(`${OP}/issueKey`, { plan: 'standard' }, bob)).status).toBe(403)
+    expect(await balanceOf(keyId)).toBe(100)
+  })
+
+  test('no user: 401', async () => {
+    expect((await GET(`${OP}/Keys`, { auth: undefined })).status).toBe(401)
+  })
+})
+
+describe('keys', () => {
+  test('issueKey: the key shown once with its MCP configuration; the key row never carries a secret', async () => {
+    expect(secret).toMatch(/^cag_[A-Za-z0-9_-]{49}$/)
+    const { data } = await GET(`${OP}/Keys(${keyId})`)
+    expect(data).toMatchObject({ ID: keyId, plan_name: 'standard', status: 'active', label: 'operator-test', unitsLeased: 0 })
+    expect(Number(data.unitsLeft)).toBe(100)
+    expect(data.secretHash).toBeUndefined()
+    const issued = await issue({ units: 3 })
+    expect(JSON.parse(issued.mcpConfiguration).mcpServers['chain-a'].env.CHAIN_ACCESS_API_KEY).toBe(issued.key)
+  })
+
+  test('found by a search on label, by filter on status, and paged', async () => {
+    const { data } = await GET(`${OP}/Keys?$search=operator-test&$filter=status eq 'active'&$count=true&$top=1`)
+    expect(data['@odata.count']).toBeGreaterThanOrEqual(2)
+    expect(data.value).toHaveLength(1)
+  })
+
+  test('credit with a reason: the units and a credit entry naming the operator and why', async () => {
+    const { data, status } = await act(keyId, 'credit', { units: 50, reason: 'goodwill' })
+    expect(Number(data.unitsLeft)).toBe(150)
+    expect(status).toBe(200)
+    const entry = (await ledgerOf(keyId)).find(e => e.kind === 'credit' && e.units === 50)
+    expect(entry).toMatchObject({ state: 'posted', note: 'operator alice: goodwill' })
+  })
+
+  test('debit: never below zero (409 INSUFFICIENT_UNITS, nothing moved); within the balance, a debit entry', async () => {
+    const refused = await act(keyId, 'debit', { units: 151, reason: 'too much' })
+    expect(refused.data.error).toMatchObject({ code: 'INSUFFICIENT_UNITS' })
+    expect(refused.status).toBe(409)
+    const { data } = await act(keyId, 'debit', { units: 20, reason: 'refund to card' })
+    expect(Number(data.unitsLeft)).toBe(130)
+    const ledger = await ledgerOf(keyId)
+    expect(ledger.find(e => e.kind === 'debit')).toMatchObject({ units: -20, note: 'operator alice: refund to card' })
+    expect(ledgerSum(ledger)).toBe(await balanceOf(keyId))
+  })
+
+  test.each([
+    ['a word', { units: 'many', reason: 'x' }, 'ASSERT_DATA_TYPE'],
+    ['zero', { units: 0, reason: 'x' }, 'INVALID_UNITS'],
+    ['a negative number', { units: -5, reason: 'x' }, 'INVALID_UNITS'],
+    ['a fraction', { units: '2.5', reason: 'x' }, 'ASSERT_DATA_TYPE'],
+    ['more than a credit may move', { units: '10000000000000', reason: 'x' }, 'INVALID_UNITS'],
+    ['a blank reason', { units: 5, reason: '  ' }, 'MISSING_PARAMETER'],
+  ])('credit with %s: 400, nothing moved', async (_, body, code) => {
+    const { data, status } = await act(keyId, 'credit', body)
+    expect(data.error.code).toBe(code)
+    expect(status).toBe(400)
+    expect(await balanceOf(keyId)).toBe(130)
+  })
+
+  test('credit without units or reason: 400 naming the parameter', async () => {
+    const { data, status } = await act(keyId, 'credit', { reason: 'x' })
+    expect(JSON.stringify(data.error)).toMatch(/units/)
+    expect(status).toBe(400)
+  })
+
+  test('an unknown key: 404 KEY_NOT_FOUND, and nothing audited', async () => {
+    const unknown = cds.utils.uuid()
+    const { data, status } = await act(unknown, 'credit', { units: 5, reason: 'x' })
+    expect(data.error.code).toBe('KEY_NOT_FOUND')
+    expect(status).toBe(404)
+    expect(await auditOf(unknown)).toEqual([])
+  })
+
+  test('suspend, then resume; each only from the state it changes', async () => {
+    expect((await act(keyId, 'suspend', { reason: 'abuse report' })).data.status).toBe('suspended')
+    const again = await act(keyId, 'suspend')
+    expect(again.data.error.code).toBe('KEY_STATE_CONFLICT')
+    expect(again.status).toBe(409)
+    expect((await act(keyId, 'resume')).data.status).toBe('active')
+    expect((await act(keyId, 'resume')).status).toBe(409)
+  })
+
+  test('changePlan: an unknown plan is 400 UNKNOWN_PLAN; a known one counts up the key\'s version', async () => {
+    const unknown = await act(keyId, 'changePlan', { plan: 'platinum' })
+    expect(unknown.data.error.code).toBe('UNKNOWN_PLAN')
+    expect(unknown.status).toBe(400)
+    const before = (await GET(`${OP}/Keys(${keyId})`)).data.version
+    const { data } = await act(keyId, 'changePlan', { plan: 'scale', reason: 'upgrade' })
+    expect(data).toMatchObject({ plan_name: 'scale', version: before + 1 })
+  })
+
+  test('setExpiry: a time sets it, none clears it, a non-time is 400 INVALID_TIME', async () => {
+    expect((await act(keyId, 'setExpiry', { validUntil: '2030-01-31T00:00:00Z' })).data.validUntil).toMatch(/^2030-01-31T00:00:00/)
+    expect((await act(keyId, 'setExpiry', {})).data.validUntil).toMatch(/^9999-12-31/)
+    expect((await act(keyId, 'setExpiry', { validUntil: 'tomorrow' })).status).toBe(400)
+  })
+
+  test('rotate: a new secret, shown once; the key keeps its units', async () => {
+    const { data, status } = await act(keyId, 'rotate', { reason: 'leaked in a log' })
+    expect(data.key).toMatch(/^cag_/)
+    expect(data.key).not.toBe(secret)
+    expect(status).toBe(200)
+    expect(await balanceOf(keyId)).toBe(130)
+  })
+
+  test('revoke: the key and its grants; a second revoke is 409', async () => {
+    const { data } = await act(keyId, 'revoke', { reason: 'customer left' })
+    expect(data.status).toBe('revoked')
+    expect((await act(keyId, 'revoke')).status).toBe(409)
+    const { ProductGrants } = cds.entities('gateway')
+    const grants = await cds.tx(() => SELECT.from(ProductGrants).columns('status').where({ apiKey_ID: keyId }))
+    expect(grants.map((grant: { status: string }) => grant.status)).toEqual(['revoked', 'revoked'])
+  })
+})
+
+describe('the audit', () => {
+  test('every change of the key in order, by alice, with the key before and after and never a secret', async () => {
+    const entries = await auditOf(keyId)
+    expect(entries.map(entry => entry.action)).toEqual([
+      'key.issue', 'key.credit', 'key.debit', 'key.suspend', 'key.resume', 'key.change-plan', 'key.set-expiry', 'key.set-expiry', 'key.rotate', 'key.revoke',
+    ])
+    expect(entries.every(entry => entry.actor === 'alice')).toBe(true)
+    const credit = entries[1]
+    expect(credit.reason).toBe('goodwill')
+    expect(JSON.parse(credit.before)).toMatchObject({ unitsLeft: 100 })
+    expect(JSON.parse(credit.after)).toMatchObject({ unitsLeft: 150 })
+    const everything = JSON.stringify(entries)
+    expect(everything).not.toContain(secret)
+    expect(everything).not.toMatch(/secretHash|cag_[A-Za-z0-9_-]{20}/)
+  })
+
+  test('verifyAudit: every link intact', async () => {
+    const { data } = await GET(`${OP}/verifyAudit()`)
+    expect(data).toMatchObject({ valid: true, brokenAt: null })
+    expect(data.entries).toBeGreaterThanOrEqual(11)
+  })
+
+  test('20 credits at once: every one applied once and audited once, in one unbroken chain', async () => {
+    const { ID } = await issue({ units: 0 })
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => act(ID, 'credit', { units: 1, reason: `burst ${i}` })))
+    expect(answers.map(answer => answer.status)).toEqual(Array(20).fill(200))
+    expect(await balanceOf(ID)).toBe(20)
+    expect((await auditOf(ID)).filter(entry => entry.action === 'key.credit')).toHaveLength(20)
+    expect((await GET(`${OP}/verifyAudit()`)).data.valid).toBe(true)
+  })
+
+  test('an entry changed in the database: verifyAudit names it', async () => {
+    const { OperatorAuditLog } = cds.entities('operator')
+    const [entry] = await auditOf(keyId)
+    await cds.tx(() => UPDATE(OperatorAuditLog).set({ reason: 'rewritten' }).where({ sequence: entry.sequence }))
+    const { data } = await GET(`${OP}/verifyAudit()`)
+    expect(data).toMatchObject({ valid: false, brokenAt: entry.sequence, reason: expect.stringContaining('altered') })
+  })
+
+  test('the audit cannot be written through the service', async () => {
+    expect((await POST(`${OP}/AuditLog`, { sequence: 999, actor: 'x', action: 'x', target: 'x', previousHash: '0', hash: '0', occurredAt: new Date().toISOString() })).status).toBe(405)
+  })
+})
