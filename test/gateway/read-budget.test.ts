@@ -150,12 +150,15 @@ describe('a read whose answer left stops its work', () => {
   test('one key has at most GATEWAY_MAX_CALLS_IN_FLIGHT calls in flight; its others answer 429 uncharged, and another key is not held back', async () => {
     const [busy, other] = await Promise.all([issueKey(gateways, 100), issueKey(gateways, 100)])
     const url = gateways.servers[0].url
-    const hashes = devnet.ledger.blocks.slice(1, 13).map(block => block.hash)
-    upstream.delayMs = 2000
+    // The newest blocks: the test before stopped indexing long before them, so each read asks the upstream.
+    const hashes = devnet.ledger.blocks.slice(-12).map(block => block.hash)
+    const read = (hash: string, key: string) => getJson(url, `/odata/v4/chaina-odata/Blocks('${hash}')`, key)
+    // The upstream holds every call far longer than the gateway waits (1.5 s): a call let in stays in flight until then.
+    upstream.delayMs = 5000
     try {
       const [answers, others] = await Promise.all([
-        Promise.all(hashes.map(hash => getJson(url, `/odata/v4/chaina-odata/Blocks('${hash}')`, busy))),
-        Promise.all(hashes.slice(0, 4).map(hash => getJson(url, `/odata/v4/chaina-odata/Blocks('${hash}')`, other))),
+        Promise.all(hashes.map(hash => read(hash, busy))),
+        Promise.all(hashes.slice(0, 4).map(hash => read(hash, other))),
       ])
       const refused = answers.filter(answer => answer.status === 429)
       expect(refused.length).toBeGreaterThan(0)

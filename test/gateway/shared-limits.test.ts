@@ -20,7 +20,9 @@ let gateways: Gateways
 beforeAll(async () => {
   devnet = await startDevnet()
   gateways = await startGateways(2, devnet, {
-    GATEWAY_AUTH_FAILURES: '20', GATEWAY_RATE_PER_SECOND: '0.01', GATEWAY_BURST: '10', GATEWAY_INSTANCE_HEARTBEAT_S: '1',
+    // A heartbeat of 5 s (the default): an instance counts the other gone only after 15 s without one,
+    // so a busy machine's pauses never make either take the whole burst.
+    GATEWAY_AUTH_FAILURES: '20', GATEWAY_RATE_PER_SECOND: '0.01', GATEWAY_BURST: '10', GATEWAY_INSTANCE_HEARTBEAT_S: '5',
   })
   await Promise.all(gateways.servers.map(server => sawBothInstances(server)))
 }, 300_000)
