@@ -20,6 +20,9 @@ export type Options = Record<string, string>
 /** A command by its group and name (`keys issue`). */
 export type Commands = Record<string, (positional: string[], options: Options) => Promise<void>>
 
+/** How long a command waits for servers writing the same SQLite file. */
+const CLI_BUSY_TIMEOUT_MS = 60_000
+
 /** Options that take no value. */
 const FLAGS = new Set(['quiet'])
 
@@ -77,6 +80,9 @@ async function connect() {
   cds.log('cds', 'warn')
   cds.log('deploy', 'warn')
   cds.model = cds.compile.for.nodejs(await cds.load('*'))
+  // Servers may be writing the same SQLite file: a command waits its turn rather than fail (a
+  // server's own connection waits 5 s at most, since waiting blocks its event loop).
+  Object.assign((cds.env.requires as Record<string, object>).db, { busyTimeoutMs: CLI_BUSY_TIMEOUT_MS })
   await deploySqliteFile()
   await cds.connect.to('db')
 }

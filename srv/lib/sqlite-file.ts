@@ -9,7 +9,7 @@ const SQLiteService = defaultExport<any>(sqlite)
  * lose the last ones, never consistency. With the default FULL every commit waits for the disk,
  * which made each metered call (two small commits) several times slower. Another process writing
  * the same file (the gateway's command line while a server runs) is waited for, up to
- * BUSY_TIMEOUT_MS, instead of failing at once: transactions on a file begin IMMEDIATE, taking the
+ * BUSY_TIMEOUT_MS (option `busyTimeoutMs`; the command line waits longer), instead of failing at once: transactions on a file begin IMMEDIATE, taking the
  * write lock first, because a deferred one that read before the other process wrote cannot wait
  * for it (SQLite fails its first write at once, "database is locked"). Deleted and overwritten
  * content is zeroed where that costs no extra I/O (`secure_delete = FAST`: within b-tree pages,
@@ -31,7 +31,8 @@ export default class SQLiteFileService extends SQLiteService {
       create: async (tenant: string) => {
         const connection = await factory.create(tenant)
         if (this.url4(tenant) !== ':memory:') {
-          connection.exec(`PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}; PRAGMA secure_delete = FAST`)
+          const busyTimeoutMs = Number((this.options as { busyTimeoutMs?: number }).busyTimeoutMs ?? BUSY_TIMEOUT_MS)
+          connection.exec(`PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${busyTimeoutMs}; PRAGMA secure_delete = FAST`)
           connection.beginsImmediate = true
         }
         return connection

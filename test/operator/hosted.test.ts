@@ -47,7 +47,7 @@ describe.each(['trial', 'standard', 'scale', 'operator'])('a key of plan %s', pl
     ['GET', '/odata/v4/operator/Keys/'],
   ])('%s %s: 403 OPERATOR_ONLY, charged nothing', async (method, path) => {
     const key = await issueTestKey({ plan, units: 50 })
-    for (const headers of [{ authorization: `Bearer ${key.key}` }, { 'x-agent-token': key.key }]) {
+    for (const headers of [{ authorization: `Bearer ${key.key}` }, { 'x-agent-token': key.key }] as Record<string, string>[]) {
       const answer = await rawRequest(app.url, method, path, { ...headers, 'content-type': 'application/json' }, method === 'POST' ? '{"plan":"standard"}' : '')
       expect(JSON.parse(answer.body).error.code).toMatch(/^(OPERATOR_ONLY|ROUTE_NOT_FORWARDED|AMBIGUOUS_PATH)$/)
       expect(answer.status).toBeGreaterThanOrEqual(400)

@@ -185,7 +185,7 @@ describe('the audit', () => {
   test('20 credits at once: every one applied once and audited once, in one unbroken chain', async () => {
     const { ID } = await issue({ units: 0 })
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => act(ID, 'credit', { units: 1, reason: `burst ${i}` })))
-    expect(answers.map(answer => answer.status)).toEqual(Array(20).fill(200))
+    expect(answers.map((answer: { status: number }) => answer.status)).toEqual(Array(20).fill(200))
     expect(await balanceOf(ID)).toBe(20)
     expect((await auditOf(ID)).filter(entry => entry.action === 'key.credit')).toHaveLength(20)
     expect((await GET(`${OP}/verifyAudit()`)).data.valid).toBe(true)
