@@ -18,6 +18,9 @@ const HEAD_ID = 1
 const MAX_ATTEMPTS = 100
 export const GENESIS_HASH = '0'.repeat(64)
 
+/** Who acts: the operator's user id (`cli:<system user>` on the command line). */
+export const currentActor = () => String(cds.context?.user?.id ?? 'anonymous')
+
 export interface OperatorAction {
   actor: string
   /** `key.credit`, `key.revoke`, ... */

@@ -1,7 +1,6 @@
-import cds from '@sap/cds'
 import type { IssuedKey, IssueRequest } from '../gateway/accounts.ts'
 import * as keys from '../gateway/key-administration.ts'
-import { recordAction } from './audit.ts'
+import { currentActor as actor, recordAction } from './audit.ts'
 
 /**
  * What an operator does to keys, for the operator service and the command line alike: each action
@@ -12,8 +11,6 @@ import { recordAction } from './audit.ts'
 /** A key after an action, as the operator sees it. */
 export type KeyAfter = keys.KeyView
 type KeyView = KeyAfter
-
-const actor = () => String(cds.context?.user?.id ?? 'anonymous')
 
 /** Runs a change of one key and audits it; answers the key after. */
 async function changed(keyId: string, action: string, reason: string | null, change: () => Promise<unknown>): Promise<KeyView> {

@@ -53,8 +53,12 @@ service OperatorService {
   };
 
   @readonly entity LedgerEntries as projection on gateway.LedgerEntries;
-  @readonly entity Plans         as projection on gateway.Plans;
-  @readonly entity Prices        as projection on gateway.Prices;
+  /** Plans: edited and added (a key's plan takes effect with its next call); never removed, keys name them. */
+  @restrict: [{ grant: ['READ', 'CREATE', 'UPDATE'], to: 'admin' }]
+  entity Plans                   as projection on gateway.Plans;
+  /** The price of each route class: edited (every instance charges it within seconds); the classes are the services'. */
+  @restrict: [{ grant: ['READ', 'UPDATE'], to: 'admin' }]
+  entity Prices                  as projection on gateway.Prices;
   @readonly entity AuditLog      as projection on db.OperatorAuditLog;
 
   action issueKey(plan : String(20) not null, units : Units, validDays : Integer, label : String(100), boundAddress : String(120), reason : String(200)) returns IssuedKey;

@@ -1,10 +1,10 @@
 import cds from '@sap/cds'
-import { Key, Keys, issueKey, verifyAudit } from '#cds-models/OperatorService'
+import { Key, Keys, Plans, Prices, issueKey, verifyAudit } from '#cds-models/OperatorService'
 import { mcpConfiguration } from '../gateway/key-delivery.ts'
 import { gatewayConfig } from '../gateway/config.ts'
 import { undrawnLeased } from '../gateway/ledger.ts'
 import { badInput } from '../lib/errors.ts'
-import { verifyAudit as checkAudit } from './audit.ts'
+import { currentActor, recordAction, verifyAudit as checkAudit } from './audit.ts'
 import * as actions from './key-actions.ts'
 
 /**
@@ -36,9 +36,24 @@ export class OperatorService extends cds.ApplicationService {
         mcpConfiguration: JSON.stringify(mcpConfiguration(issued.key, gatewayConfig().publicUrl)),
       }
     })
+    this.on(['CREATE', 'UPDATE'], ['Plans', 'Prices'], (req, next) => auditedRowChange(req, () => next()))
     this.on(verifyAudit, () => checkAudit())
     return super.init()
   }
+}
+
+/** What the audit calls a plan or a price, by its key. */
+const ROWS = { [Plans.name]: { kind: 'plan', key: 'name' }, [Prices.name]: { kind: 'price', key: 'routeClass' } } as const
+
+/** A plan or price written as CAP writes it (within the bounds the model annotates), then audited with the row before and after. */
+async function auditedRowChange(req: cds.Request, next: () => Promise<unknown>) {
+  const { kind, key } = ROWS[req.target!.name]
+  const id = String((req.data as Record<string, unknown>)[key])
+  const read = () => SELECT.one.from(req.target as cds.entity).where({ [key]: id })
+  const before = await read()
+  const result = await next()
+  await recordAction({ actor: currentActor(), action: `${kind}.${req.event === 'CREATE' ? 'create' : 'update'}`, target: `${kind}:${id}`, before: before ?? null, after: await read() })
+  return result
 }
 
 /** The key a bound action is called on: `Keys(<id>)`. */

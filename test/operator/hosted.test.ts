@@ -9,7 +9,7 @@ import { balanceOf, bearer, issueTestKey, ledgerOf, rawRequest } from '../suppor
  */
 process.env.GATEWAY_ENABLED = 'true'
 const app = cds.test(__dirname + '/../..') as any
-const { GET, POST, defaults } = app
+const { GET, POST, PATCH, defaults } = app
 defaults.validateStatus = () => true
 
 afterAll(() => {
@@ -118,3 +118,22 @@ describe('a key an operator acts on', () => {
     expect((await me(data.key)).status).toBe(200)
   })
 })
+
+test('a price the operator edits is what the next metered calls are charged, within seconds', async () => {
+  const key = await issueTestKey({ units: 1000 })
+  const charged = async () => Number((await GET('/odata/v4/chaina-odata/Blocks?$top=1', bearer(key.key))).headers['x-access-units-charged'])
+  expect(await charged()).toBe(1)
+  expect((await PATCH(`${OP}/Prices('entity-read')`, { units: 7 }, alice)).status).toBe(200)
+  try {
+    let seen = await charged()
+    for (let waited = 0; seen !== 7 && waited < 20_000; waited += 250) {
+      await new Promise(resolve => setTimeout(resolve, 250))
+      seen = await charged()
+    }
+    expect(seen).toBe(7)
+    const ledger = await ledgerOf(key.id)
+    expect(ledger.filter(entry => entry.kind === 'charge').at(-1)).toMatchObject({ units: -7, routeClass: 'entity-read' })
+  } finally {
+    await PATCH(`${OP}/Prices('entity-read')`, { units: 1 }, alice)
+  }
+}, 60_000)

@@ -7,7 +7,7 @@ import { balanceOf, ledgerOf, ledgerSum } from '../support/gateway.ts'
  * done, and records itself in the hash-chained audit with the operator, the key before and after,
  * and never a secret.
  */
-const { GET, POST, defaults } = cds.test(__dirname + '/../..')
+const { GET, POST, PATCH, DELETE: DEL, defaults } = cds.test(__dirname + '/../..')
 defaults.auth = { username: 'alice', password: '' }
 defaults.validateStatus = () => true
 
@@ -25,7 +25,7 @@ const issue = async (body: object = {}) => {
 
 const act = (id: string, action: string, body: object = {}) => POST(`${OP}/Keys(${id})/OperatorService.${action}`, body)
 
-const auditOf = async (id: string) => (await GET(`${OP}/AuditLog?$filter=target eq 'key:${id}'&$orderby=sequence`)).data.value as any[]
+const auditOf = async (id: string, kind = 'key') => (await GET(`${OP}/AuditLog?$filter=target eq '${kind}:${id}'&$orderby=sequence`)).data.value as any[]
 
 beforeAll(async () => {
   const issued = await issue()
@@ -157,6 +157,56 @@ describe('keys', () => {
     const { ProductGrants } = cds.entities('gateway')
     const grants = await cds.tx(() => SELECT.from(ProductGrants).columns('status').where({ apiKey_ID: keyId }))
     expect(grants.map((grant: { status: string }) => grant.status)).toEqual(['revoked', 'revoked'])
+  })
+})
+
+
+describe('plans and prices', () => {
+  const priceOf = async (routeClass: string) => (await GET(`${OP}/Prices('${routeClass}')`)).data
+
+  test('a price edited: the row changes, and the audit keeps who, the row before and after', async () => {
+    const { data, status } = await PATCH(`${OP}/Prices('analytics')`, { units: 4 })
+    expect(data).toMatchObject({ routeClass: 'analytics', units: 4 })
+    expect(status).toBe(200)
+    const [entry] = await auditOf('analytics', 'price')
+    expect(entry).toMatchObject({ actor: 'alice', action: 'price.update' })
+    expect(JSON.parse(entry.before)).toMatchObject({ units: 3 })
+    expect(JSON.parse(entry.after)).toMatchObject({ units: 4 })
+  })
+
+  test.each([
+    ['a negative price', { units: -1 }, 'ASSERT_RANGE'],
+    ['a price above a million units', { units: 1000001 }, 'ASSERT_RANGE'],
+    ['no price at all', { units: null }, 'MISSING_PARAMETER'],
+  ])('%s: 400, the price stays', async (_, body, code) => {
+    const { data, status } = await PATCH(`${OP}/Prices('analytics')`, body)
+    expect(data.error.code).toBe(code)
+    expect(status).toBe(400)
+    expect((await priceOf('analytics')).units).toBe(4)
+  })
+
+  test('a route class is the services\' own: none added, none removed (403), an unknown one is 404', async () => {
+    expect((await POST(`${OP}/Prices`, { routeClass: 'made-up', units: 1 })).status).toBe(403)
+    expect((await DEL(`${OP}/Prices('analytics')`)).status).toBe(403)
+    expect((await PATCH(`${OP}/Prices('made-up')`, { units: 1 })).status).toBe(404)
+  })
+
+  test('a user without the operator role changes nothing: 403', async () => {
+    expect((await PATCH(`${OP}/Prices('analytics')`, { units: 9 }, bob)).status).toBe(403)
+    expect((await priceOf('analytics')).units).toBe(4)
+  })
+
+  test('a plan added and edited, within its bounds; each change audited', async () => {
+    const created = await POST(`${OP}/Plans`, { name: 'enterprise', description: 'for big teams', units: 100000, validityDays: 365, ratePerSecond: 200, burst: 400 })
+    expect(created.status).toBe(201)
+    const refused = await PATCH(`${OP}/Plans('enterprise')`, { burst: 0 })
+    expect(refused.data.error.code).toBe('ASSERT_RANGE')
+    expect(refused.status).toBe(400)
+    expect((await PATCH(`${OP}/Plans('enterprise')`, { burst: 500 })).data.burst).toBe(500)
+    expect((await DEL(`${OP}/Plans('enterprise')`)).status).toBe(403)
+    expect((await auditOf('enterprise', 'plan')).map(entry => entry.action)).toEqual(['plan.create', 'plan.update'])
+    const { ID } = await issue({ units: 1 })
+    expect((await act(ID, 'changePlan', { plan: 'enterprise' })).data.plan_name).toBe('enterprise')
   })
 })
 
