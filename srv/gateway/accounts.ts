@@ -153,18 +153,21 @@ export async function revokeKeyInTransaction(id: string, presented?: string): Pr
 
 /** Revokes a grant; its key (if any) changes version, so no gateway instance forwards it from a cached copy. */
 export async function revokeGrant(id: string): Promise<boolean> {
-  const done = await cds.tx(async () => {
-    const grant = await SELECT.one.from(ProductGrants).columns('apiKey_ID').where({ ID: id, status: ProductGrant.status.active })
-    if (!grant) return false
-    const affected = await UPDATE.entity(ProductGrants).set({ status: ProductGrant.status.revoked, revokedAt: new Date().toISOString() }).where({ ID: id, status: ProductGrant.status.active })
-    if (grant.apiKey_ID) {
-      await UPDATE.entity(ApiKeys).set({ version: { '+=': 1 } }).where({ ID: grant.apiKey_ID })
-      await announceKeyChange(grant.apiKey_ID)
-    }
-    return affected === 1
-  })
-  if (done) tellProducts([id])
-  return done
+  return cds.tx(() => revokeGrantInTransaction(id))
+}
+
+/** The same revocation in the caller's transaction; the products hear of it once the transaction commits. */
+export async function revokeGrantInTransaction(id: string): Promise<boolean> {
+  const grant = await SELECT.one.from(ProductGrants).columns('apiKey_ID').where({ ID: id, status: ProductGrant.status.active })
+  if (!grant) return false
+  const affected = await UPDATE.entity(ProductGrants).set({ status: ProductGrant.status.revoked, revokedAt: new Date().toISOString() }).where({ ID: id, status: ProductGrant.status.active })
+  if (affected !== 1) return false
+  if (grant.apiKey_ID) {
+    await UPDATE.entity(ApiKeys).set({ version: { '+=': 1 } }).where({ ID: grant.apiKey_ID })
+    await announceKeyChange(grant.apiKey_ID)
+  }
+  afterCommit(() => tellProducts([id]))
+  return true
 }
 
 /** Runs once the current transaction committed (cds-types do not declare the context's events). */

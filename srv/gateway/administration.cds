@@ -12,6 +12,7 @@ using { gateway } from '../../db/gateway';
 service GatewayAdministration {
   @readonly entity Keys          as projection on gateway.ApiKeys excluding { secretHash, grants, ledger };
   @readonly entity LedgerEntries as projection on gateway.LedgerEntries;
+  @readonly entity Grants        as projection on gateway.ProductGrants excluding { tokenHash };
   entity Plans                   as projection on gateway.Plans;
   entity Prices                  as projection on gateway.Prices;
 }

@@ -1,6 +1,6 @@
 import cds from '@sap/cds'
 import { parseArgs } from 'node:util'
-import { issueGrant, revokeGrant } from './accounts.ts'
+import { issueGrant } from './accounts.ts'
 import { deploySqliteFile } from '../lib/development-database.ts'
 import { GRANT_PREFIXES, isProduct } from './keys.ts'
 
@@ -10,11 +10,11 @@ import { GRANT_PREFIXES, isProduct } from './keys.ts'
  * CDS_ENV=pg or in production). The key commands are the operator's (srv/operator/cli.ts).
  *
  *   npm run gateway -- grants issue --product chain-a|chain-b [--key <id>] [--valid-days D] [--label L]
- *   npm run gateway -- grants revoke <id>
+ *
+ * (`grants revoke` is the operator's: it is audited.)
  */
 
-export const GATEWAY_USAGE = `  npm run gateway -- grants issue --product chain-a|chain-b [--key <id>] [--valid-days D] [--label L]
-  npm run gateway -- grants revoke <id>`
+export const GATEWAY_USAGE = `  npm run gateway -- grants issue --product chain-a|chain-b [--key <id>] [--valid-days D] [--label L]`
 
 export type Options = Record<string, string>
 /** A command by its group and name (`keys issue`). */
@@ -68,11 +68,6 @@ export const GATEWAY_COMMANDS: Commands = {
     const validUntil = options['valid-days'] ? new Date(Date.now() + wholeNumber(options['valid-days'], '--valid-days') * 86_400_000).toISOString() : undefined
     const grant = await issueGrant({ product, apiKeyId: options.key, validUntil, label: options.label })
     console.log(`agent grant on ${product} (token shown once; send it as x-agent-token to a self-hosted instance):\n\n  ${grant.token}\n\nid ${grant.id}`)
-  },
-  'grants revoke': async ([id]) => {
-    const revoked = await revokeGrant(required(id, '<id>'))
-    console.log(revoked ? `revoked grant ${id}` : `no active grant ${id}`)
-    if (!revoked) process.exitCode = 1
   },
 }
 

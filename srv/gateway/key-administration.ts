@@ -1,6 +1,6 @@
 import cds from '@sap/cds'
-import { ApiKey, ApiKeys, LedgerEntries, LedgerEntry, Plans } from '#cds-models/gateway'
-import { insertKey, revokeKeyInTransaction, rotateKeyInTransaction, type IssuedKey, type IssueRequest } from './accounts.ts'
+import { ApiKey, ApiKeys, LedgerEntries, LedgerEntry, Plans, ProductGrants } from '#cds-models/gateway'
+import { insertKey, revokeGrantInTransaction, revokeKeyInTransaction, rotateKeyInTransaction, type IssuedKey, type IssueRequest } from './accounts.ts'
 import { announceKeyChange } from './key-changes.ts'
 import { LedgerEntryKind } from './ledger-kinds.ts'
 import { undrawnLeased } from './ledger.ts'
@@ -130,4 +130,18 @@ function checkUnits(units: number) {
 async function postEntry(keyId: string, kind: typeof LedgerEntryKind.credit | typeof LedgerEntryKind.debit, units: number, note: string) {
   const now = new Date().toISOString()
   await INSERT.into(LedgerEntries).entries({ ID: cds.utils.uuid(), apiKey_ID: keyId, kind, units, state: LedgerEntry.state.posted, note, createdAt: now, resolvedAt: now })
+}
+
+/** An agent grant as an operator sees it (never its token's hash). */
+export async function grantView(grantId: string) {
+  const row = await SELECT.one.from(ProductGrants).columns('ID', 'apiKey_ID', 'product', 'tokenHint', 'status', 'label', 'validUntil', 'createdAt', 'revokedAt').where({ ID: grantId })
+  if (!row) throw new ApiError(404, 'GRANT_NOT_FOUND', `There is no agent grant ${grantId}`)
+  return row
+}
+
+/** Revokes an active agent grant; its key (if any) is read again by every instance. */
+export async function revokeGrant(grantId: string): Promise<void> {
+  if (await revokeGrantInTransaction(grantId)) return
+  const grant = await grantView(grantId)
+  throw new ApiError(409, 'GRANT_STATE_CONFLICT', `The agent grant is ${grant.status}: only an active grant can be revoked`)
 }

@@ -14,7 +14,7 @@ import * as actions from './key-actions.ts'
  *   npm run gateway -- keys issue --units N [--plan P] [--valid-days D] [--label L] [--bound-address A] [--quiet]
  *   npm run gateway -- keys list | keys credit|debit <id> N [--reason R] | keys revoke|rotate|suspend|resume <id> [--reason R]
  *   npm run gateway -- keys plan <id> <plan> | keys expiry <id> <ISO time or never>
- *   npm run gateway -- audit verify
+ *   npm run gateway -- grants revoke <id> [--reason R] | audit verify
  */
 
 /** The plan of a key the operator issues here, unless --plan names another (db/seed/gateway-Plans.csv). */
@@ -26,6 +26,7 @@ export const OPERATOR_USAGE = `  npm run gateway -- keys issue --units N [--plan
   npm run gateway -- keys revoke|rotate|suspend|resume <id> [--reason R]
   npm run gateway -- keys plan <id> <plan> [--reason R]
   npm run gateway -- keys expiry <id> <ISO time, or never> [--reason R]
+  npm run gateway -- grants revoke <id> [--reason R]
   npm run gateway -- audit verify`
 
 /** The command line's operator: the system user who runs it. */
@@ -90,6 +91,10 @@ export const OPERATOR_COMMANDS: Commands = {
     if (Number.isNaN(time)) throw new Error(`<ISO time, or never> must be a time like 2027-01-31T00:00:00Z or the word never, got '${text}'`)
     const key = await asOperator(() => actions.setKeyExpiry(required(id, '<id>'), time === null ? null : new Date(time).toISOString(), reasonOf(options)))
     console.log(`${id} is valid until ${key.validUntil}`)
+  },
+  'grants revoke': async ([id], options) => {
+    await asOperator(() => actions.revokeGrant(required(id, '<id>'), reasonOf(options)))
+    console.log(`revoked grant ${id}`)
   },
   'audit verify': async () => {
     const verdict = await asOperator(() => verifyAudit())

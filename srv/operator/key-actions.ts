@@ -46,3 +46,12 @@ export async function issueKey(request: IssueRequest, reason: string | null = nu
 
 /** The ledger note of an operator's credit or debit: who and why, cut to the note's 200 characters. */
 const reasonNote = (reason: string) => `operator ${actor()}: ${reason}`.slice(0, 200)
+
+/** Revokes an agent grant, audited with the grant before and after (never its token). */
+export async function revokeGrant(grantId: string, reason: string | null) {
+  const before = await keys.grantView(grantId)
+  await keys.revokeGrant(grantId)
+  const after = await keys.grantView(grantId)
+  await recordAction({ actor: actor(), action: 'grant.revoke', target: `grant:${grantId}`, before, after, reason })
+  return after
+}

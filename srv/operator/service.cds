@@ -53,6 +53,10 @@ service OperatorService {
   };
 
   @readonly entity LedgerEntries as projection on gateway.LedgerEntries;
+  /** Agent grants (each key's two, and grants of their own): never the token or its hash. */
+  @readonly entity Grants        as projection on gateway.Grants actions {
+    action revoke(reason : String(200)) returns Grants;
+  };
   /** Plans: edited and added (a key's plan takes effect with its next call); never removed, keys name them. */
   @restrict: [{ grant: ['READ', 'CREATE', 'UPDATE'], to: 'admin' }]
   entity Plans                   as projection on gateway.Plans;

@@ -1,5 +1,5 @@
 import cds from '@sap/cds'
-import { Key, Keys, Plans, Prices, issueKey, verifyAudit } from '#cds-models/OperatorService'
+import { Grants, Key, Keys, Plans, Prices, issueKey, verifyAudit } from '#cds-models/OperatorService'
 import { mcpConfiguration } from '../gateway/key-delivery.ts'
 import { gatewayConfig } from '../gateway/config.ts'
 import { undrawnLeased } from '../gateway/ledger.ts'
@@ -14,15 +14,16 @@ import * as actions from './key-actions.ts'
 export class OperatorService extends cds.ApplicationService {
   init() {
     this.after('READ', Keys, addLeasedUnits)
-    this.on(Key.actions.credit, req => actions.creditKey(keyIdOf(req), unitsOf(req.data.units), reasonOf(req.data.reason, true)!))
-    this.on(Key.actions.debit, req => actions.debitKey(keyIdOf(req), unitsOf(req.data.units), reasonOf(req.data.reason, true)!))
-    this.on(Key.actions.changePlan, req => actions.changeKeyPlan(keyIdOf(req), req.data.plan!, reasonOf(req.data.reason)))
-    this.on(Key.actions.suspend, req => actions.suspendKey(keyIdOf(req), reasonOf(req.data.reason)))
-    this.on(Key.actions.resume, req => actions.resumeKey(keyIdOf(req), reasonOf(req.data.reason)))
-    this.on(Key.actions.setExpiry, req => actions.setKeyExpiry(keyIdOf(req), timeOf(req.data.validUntil), reasonOf(req.data.reason)))
-    this.on(Key.actions.revoke, req => actions.revokeKey(keyIdOf(req), reasonOf(req.data.reason)))
+    this.on(Key.actions.credit, req => actions.creditKey(idOf(req), unitsOf(req.data.units), reasonOf(req.data.reason, true)!))
+    this.on(Key.actions.debit, req => actions.debitKey(idOf(req), unitsOf(req.data.units), reasonOf(req.data.reason, true)!))
+    this.on(Key.actions.changePlan, req => actions.changeKeyPlan(idOf(req), req.data.plan!, reasonOf(req.data.reason)))
+    this.on(Key.actions.suspend, req => actions.suspendKey(idOf(req), reasonOf(req.data.reason)))
+    this.on(Key.actions.resume, req => actions.resumeKey(idOf(req), reasonOf(req.data.reason)))
+    this.on(Key.actions.setExpiry, req => actions.setKeyExpiry(idOf(req), timeOf(req.data.validUntil), reasonOf(req.data.reason)))
+    // Keys and Grants both have `revoke`: each is registered with its entity.
+    this.on('revoke', Keys, req => actions.revokeKey(idOf(req), reasonIn(req)))
     this.on(Key.actions.rotate, async req => {
-      const rotated = await actions.rotateKey(keyIdOf(req), reasonOf(req.data.reason))
+      const rotated = await actions.rotateKey(idOf(req), reasonOf(req.data.reason))
       return { ID: rotated.id, key: rotated.key, mcpConfiguration: JSON.stringify(mcpConfiguration(rotated.key, gatewayConfig().publicUrl)) }
     })
     this.on(issueKey, async req => {
@@ -36,6 +37,7 @@ export class OperatorService extends cds.ApplicationService {
         mcpConfiguration: JSON.stringify(mcpConfiguration(issued.key, gatewayConfig().publicUrl)),
       }
     })
+    this.on('revoke', Grants, req => actions.revokeGrant(idOf(req), reasonIn(req)))
     this.on(['CREATE', 'UPDATE'], ['Plans', 'Prices'], (req, next) => auditedRowChange(req, () => next()))
     this.on(verifyAudit, () => checkAudit())
     return super.init()
@@ -56,8 +58,8 @@ async function auditedRowChange(req: cds.Request, next: () => Promise<unknown>) 
   return result
 }
 
-/** The key a bound action is called on: `Keys(<id>)`. */
-function keyIdOf(req: cds.Request): string {
+/** The key or grant a bound action is called on: `Keys(<id>)`, `Grants(<id>)`. */
+function idOf(req: cds.Request): string {
   const [key] = req.params as (string | { ID: string })[]
   return typeof key === 'string' ? key : key.ID
 }
@@ -74,6 +76,9 @@ function reasonOf(value: string | null | undefined, required = false): string | 
   if (required && !reason) throw badInput('REASON_REQUIRED', 'Say why: reason is required for a credit or a debit', 'reason')
   return reason
 }
+
+/** The reason of a `revoke`, registered by name (its request's data is typed as the entity's). */
+const reasonIn = (req: cds.Request) => reasonOf((req.data as { reason?: string | null }).reason)
 
 function timeOf(value: string | null | undefined): string | null {
   if (value === null || value === undefined || value === '') return null

@@ -210,6 +210,29 @@ describe('plans and prices', () => {
   })
 })
 
+
+describe('agent grants', () => {
+  test('listed without token or hash; revoked once (audited), a second time 409, an unknown one 404', async () => {
+    const { ID } = await issue({ units: 1 })
+    const { data } = await GET(`${OP}/Grants?$filter=apiKey_ID eq ${ID}&$orderby=product`)
+    expect(data.value.map((grant: { product: string }) => grant.product)).toEqual(['chain-a', 'chain-b'])
+    expect(JSON.stringify(data.value)).not.toMatch(/tokenHash|cg[ab]_[A-Za-z0-9_-]{20}/)
+    const grantId = data.value[0].ID
+    const revoked = await POST(`${OP}/Grants(${grantId})/OperatorService.revoke`, { reason: 'agent retired' })
+    expect(revoked.data).toMatchObject({ ID: grantId, status: 'revoked' })
+    const again = await POST(`${OP}/Grants(${grantId})/OperatorService.revoke`, {})
+    expect(again.data.error.code).toBe('GRANT_STATE_CONFLICT')
+    expect(again.status).toBe(409)
+    const unknown = await POST(`${OP}/Grants(${cds.utils.uuid()})/OperatorService.revoke`, {})
+    expect(unknown.data.error.code).toBe('GRANT_NOT_FOUND')
+    expect(unknown.status).toBe(404)
+    const [entry] = await auditOf(grantId, 'grant')
+    expect(entry).toMatchObject({ actor: 'alice', action: 'grant.revoke', reason: 'agent retired' })
+    expect(JSON.parse(entry.after)).toMatchObject({ status: 'revoked' })
+    expect((await GET(`${OP}/Keys(${ID})`)).data.version).toBe(1)
+  })
+})
+
 describe('the audit', () => {
   test('every change of the key in order, by alice, with the key before and after and never a secret', async () => {
     const entries = await auditOf(keyId)
