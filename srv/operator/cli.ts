@@ -37,7 +37,7 @@ const asOperator = async <T>(action: () => Promise<T>): Promise<T> => (await cds
 
 const reasonOf = (options: Options) => options.reason ?? null
 
-const unitsLine = (key: actions.KeyAfter) => `${key.unitsLeft} units left${key.unitsLeased ? ` (${key.unitsLeased} more leased to a serving instance)` : ''}`
+const unitsLine = (key: actions.KeyAfter) => `${key.unitsLeft} left${key.unitsLeased ? ` (and ${key.unitsLeased} leased to a serving instance)` : ''}`
 
 export const OPERATOR_COMMANDS: Commands = {
   'keys issue': async (_, options) => {

@@ -47,8 +47,8 @@ test('keys issue --plan names another plan', async () => {
 test('keys credit, debit, suspend, resume and plan run as the operator cli:<system user>, each audited; audit verify checks the chain', async () => {
   const printed = await gateway('keys', 'issue', '--units', '10')
   const id = /^id (\S+)/m.exec(printed)![1]
-  expect(await gateway('keys', 'credit', id, '5', '--reason', 'support ticket 4')).toBe(`credited 5 units to ${id}; 15 units left\n`)
-  expect(await gateway('keys', 'debit', id, '3')).toBe(`debited 3 units from ${id}; 12 units left\n`)
+  expect(await gateway('keys', 'credit', id, '5', '--reason', 'support ticket 4')).toBe(`credited 5 units to ${id}; 15 left\n`)
+  expect(await gateway('keys', 'debit', id, '3')).toBe(`debited 3 units from ${id}; 12 left\n`)
   expect(await gateway('keys', 'suspend', id)).toMatch(/^suspended /)
   expect(await gateway('keys', 'resume', id)).toBe(`resumed ${id}\n`)
   expect(await gateway('keys', 'plan', id, 'scale')).toBe(`${id} is on plan scale now\n`)
