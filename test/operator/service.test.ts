@@ -178,6 +178,9 @@ describe('plans and prices', () => {
     ['a negative price', { units: -1 }, 'ASSERT_RANGE'],
     ['a price above a million units', { units: 1000001 }, 'ASSERT_RANGE'],
     ['no price at all', { units: null }, 'MISSING_PARAMETER'],
+    ['an object with its own toString', { units: { toString: 'x' } }, 'ASSERT_DATA_TYPE'],
+    ['an object', { units: { '+=': 1 } }, 'ASSERT_DATA_TYPE'],
+    ['an array', { units: [1] }, 'ASSERT_DATA_TYPE'],
   ])('%s: 400, the price stays', async (_, body, code) => {
     const { data, status } = await PATCH(`${OP}/Prices('analytics')`, body)
     expect(data.error.code).toBe(code)
