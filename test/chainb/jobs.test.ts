@@ -126,7 +126,11 @@ test('a runner that stops hands back the leases on its jobs: another takes them 
       return row.attempt === 2 && row
     })
     expect(job.status).not.toBe('failed')
-    expect(info.mock.calls.map(call => call.join(' '))).toContainEqual(expect.stringContaining(`job ${accepted.jobId} taken over from a-stopping-runner, which handed it back`))
+    // The claim is visible to the test's poll a moment before the runner logs it (another turn of its event loop).
+    const note = `job ${accepted.jobId} taken over from a-stopping-runner, which handed it back`
+    const logged = () => info.mock.calls.map(call => call.join(' '))
+    await waitFor('the takeover logged', async () => logged().some(line => line.includes(note))).catch(() => undefined)
+    expect(logged()).toContainEqual(expect.stringContaining(note))
   } finally {
     info.mockRestore()
   }

@@ -152,9 +152,9 @@ export class JobRunner {
       const proves = kind === JobKind.proveAttestation
       if (proves && provingClaimed >= provingRoom) continue
       if (!(await privileged(() => claimJob(ID, this.instance, iso(Date.now() + this.settings.leaseMs), now, WITNESS_HOLDER)))) continue
+      if (leaseOwner && leaseOwner !== this.instance) cds.log('chainb').info(`job runner ${this.instance}: job ${ID} ${takeoverNote({ leaseOwner, leaseExpiresAt })}`)
       const job = await privileged(() => SELECT.one.from(Jobs, ID)) as JobRow | undefined
       if (!job) continue
-      if (leaseOwner && leaseOwner !== this.instance) cds.log('chainb').info(`job runner ${this.instance}: job ${ID} ${takeoverNote({ leaseOwner, leaseExpiresAt })}`)
       if (proves) provingClaimed++
       claimed.push(job)
     }
