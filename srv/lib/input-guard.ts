@@ -13,7 +13,7 @@ import { shadowingMessage, shadowingProperty } from './shadowing-properties.ts'
  * - Operations and entity writes (where a service allows them): UUIDs are UUIDs; whole numbers are
  *   whole numbers; no string carries a NUL character (PostgreSQL cannot store one); JSON carried
  *   in a string (a type annotated `@json`) is nested at most MAX_JSON_DEPTH levels; an object or
- *   array never stands where a single value is declared, and no property anywhere in the body is
+ *   array never stands where a single value is declared (nor as an update expression), and no property anywhere in the body is
  *   named like a member of every object (`toString`, `constructor`, …: string conversions fail on it).
  */
 
@@ -30,6 +30,7 @@ export function checkInput(srv: cds.Service, req: cds.Request): ((result: unknow
   if (req.event === 'READ') return guardQueryOptions(req)
   if (WRITES.has(req.event) && req.target) {
     refuseShadowingProperties(req.data)
+    refuseUpdateExpressions(req)
     checkValues((req.target as any).elements ?? {}, req.data)
     return undefined
   }
@@ -51,6 +52,16 @@ function checkOperation(operation: any, req: cds.Request) {
 function refuseShadowingProperties(data: unknown) {
   const at = shadowingProperty(data)
   if (at) throw badInput('INVALID_PROPERTY_NAME', shadowingMessage(at), at)
+}
+
+/**
+ * An object given for a single value in a PATCH or PUT: CAP takes it for an update expression
+ * (`{"+=": 1}` would be applied, any other object fails in the database) and moves it out of
+ * `req.data` into the query's `with`, where checkValues never sees it.
+ */
+function refuseUpdateExpressions(req: cds.Request) {
+  const expressions = Object.keys((req.query as { UPDATE?: { with?: Record<string, unknown> } } | undefined)?.UPDATE?.with ?? {})
+  if (expressions.length) throw badInput('ASSERT_DATA_TYPE', `${expressions.join(', ')} must be a single value, not an object or an array`, expressions[0])
 }
 
 /** Checks the given values of declared parameters or elements; undeclared ones are CAP's to refuse. */

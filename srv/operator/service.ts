@@ -44,26 +44,12 @@ export class OperatorService extends cds.ApplicationService {
   }
 }
 
-/**
- * A plan's or price's columns are single values. CAP takes an object in a PATCH body for an update
- * expression (`{"+=": 1}`, or a 500 from the database for any other object: the spawned-server
- * probe found it) and moves it out of `req.data` into the query's `with`: refused here.
- */
-function refuseStructuredValues(req: cds.Request) {
-  const update = (req.query as { UPDATE?: { with?: Record<string, unknown> } } | undefined)?.UPDATE
-  const expressions = Object.keys(update?.with ?? {})
-  const structured = Object.entries((req.data ?? {}) as Record<string, unknown>).filter(([, value]) => value !== null && typeof value === 'object').map(([name]) => name)
-  const names = [...expressions, ...structured]
-  if (names.length) throw badInput('ASSERT_DATA_TYPE', `${names.join(', ')} must be a single value, not an object or an array`, names[0])
-}
-
 /** What the audit calls a plan or a price, by its key. */
 const ROWS = { [Plans.name]: { kind: 'plan', key: 'name' }, [Prices.name]: { kind: 'price', key: 'routeClass' } } as const
 
 /** A plan or price written as CAP writes it (within the bounds the model annotates), then audited with the row before and after. */
 async function auditedRowChange(req: cds.Request, next: () => Promise<unknown>) {
   const { kind, key } = ROWS[req.target!.name]
-  refuseStructuredValues(req)
   const id = String((req.data as Record<string, unknown>)[key])
   const read = () => SELECT.one.from(req.target as cds.entity).where({ [key]: id })
   const before = await read()

@@ -6,7 +6,7 @@ import { chainAIndex } from '../../srv/chaina-odata/service.ts'
  * The input guard covers every operation of every served service from the model alone: the cases
  * below are generated from it, so a new service or action is checked without a test of its own.
  */
-const { POST, GET, defaults } = cds.test(__dirname + '/../..')
+const { POST, GET, PATCH, PUT, defaults } = cds.test(__dirname + '/../..')
 defaults.auth = { username: 'alice', password: '' }
 defaults.validateStatus = () => true
 
@@ -25,6 +25,28 @@ function operations(): Operation[] {
     for (const [name, def] of Object.entries(actions ?? {})) if (def.kind === 'action') found.push({ path, name, params: def.params ?? {} })
   }
   return found
+}
+
+/** Entities an operator may update, in the services served over HTTP. */
+function updatableEntities(): { path: string; entity: any }[] {
+  const found: { path: string; entity: any }[] = []
+  for (const srv of Object.values(cds.services)) {
+    if (!(srv instanceof cds.ApplicationService) || (srv as any).definition?.['@protocol'] === 'none') continue
+    for (const entity of Object.values((srv as any).entities as Record<string, any>)) {
+      if (entity['@readonly'] || entity['@cds.autoexposed'] || entity.query?.SELECT?.from?.args) continue
+      const restrictions = entity['@restrict'] as { grant: string | string[] }[] | undefined
+      if (restrictions && !restrictions.some(({ grant }) => [grant].flat().some(event => event === 'UPDATE' || event === '*'))) continue
+      found.push({ path: (srv as any).path, entity })
+    }
+  }
+  return found
+}
+
+/** A key predicate of made-up values of the entity's key types. */
+function keyPredicate(entity: any): string {
+  const keys = Object.values(entity.keys as Record<string, any>).filter(key => !key.isAssociation)
+  const value = (key: any) => (key instanceof UUID ? cds.utils.uuid() : key instanceof Integer ? '1' : `'fuzz'`)
+  return keys.length === 1 ? value(keys[0]) : keys.map(key => `${key.name}=${value(key)}`).join(',')
 }
 
 const { UUID, String: StringType, Integer } = (cds as any).builtin.classes
@@ -226,6 +248,20 @@ describe('an object never stands where a single value is declared', () => {
     const { scalar } = (cds as any).builtin.classes
     const cases = paramsOf(param => param instanceof scalar).map(({ op, param }) => ({ op, param, body: { ...mandatoryOf(op), [param]: { nested: 1 } } }))
     expect(await mismatches(cases, 'ASSERT_DATA_TYPE')).toEqual([])
+  })
+
+  test('an object in a PATCH or PUT of any updatable entity answers 400 ASSERT_DATA_TYPE, never taken for an update expression ({"+=": 1} was applied)', async () => {
+    const { scalar } = (cds as any).builtin.classes
+    const cases = updatableEntities().flatMap(({ path, entity }) => Object.values(entity.elements as Record<string, any>)
+      .filter(element => element instanceof scalar && !element.key && !element.virtual && !element['@Core.Computed'])
+      .flatMap(element => ['PATCH', 'PUT'].map(method => ({ method, url: `${path}/${entity.name.split('.').pop()}(${keyPredicate(entity)})`, element: element.name }))))
+    expect(cases.length).toBeGreaterThan(5)
+    const wrong: string[] = []
+    for (const { method, url, element } of cases) {
+      const response = await (method === 'PATCH' ? PATCH : PUT)(url, { [element]: { '+=': 1 } })
+      if (response.status !== 400 || response.data?.error?.code !== 'ASSERT_DATA_TYPE') wrong.push(`${method} ${url} ${element}: ${response.status} ${response.data?.error?.code}`)
+    }
+    expect(wrong).toEqual([])
   })
 
   test('a property named like a member of every object answers 400 INVALID_PROPERTY_NAME at any depth, on every action', async () => {
