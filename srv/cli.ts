@@ -1,10 +1,9 @@
 import { GATEWAY_COMMANDS, GATEWAY_USAGE, runCommandLine } from './gateway/cli.ts'
-import { VOUCHER_COMMANDS, VOUCHER_USAGE } from './key-lanes/cli.ts'
 import { OPERATOR_COMMANDS, OPERATOR_USAGE } from './operator/cli.ts'
 
 /**
  * The operator's command line (`npm run gateway -- …`), against the configured database (the SQLite
- * file in development, PostgreSQL with CDS_ENV=pg or in production): the operator's keys and audit
- * (operator/cli.ts), the gateway's grants (gateway/cli.ts) and the key lanes' vouchers (key-lanes/cli.ts).
+ * file in development, PostgreSQL with CDS_ENV=pg or in production): the operator's keys, vouchers
+ * and audit (operator/cli.ts) and the gateway's grants (gateway/cli.ts).
  */
-runCommandLine({ ...OPERATOR_COMMANDS, ...GATEWAY_COMMANDS, ...VOUCHER_COMMANDS }, `${OPERATOR_USAGE}\n${GATEWAY_USAGE}\n${VOUCHER_USAGE}`)
+runCommandLine({ ...OPERATOR_COMMANDS, ...GATEWAY_COMMANDS }, `${OPERATOR_USAGE}\n${GATEWAY_USAGE}`)

@@ -8,7 +8,7 @@ import { deliverKey } from '../gateway/key-delivery.ts'
 import { creditInTransaction } from '../gateway/ledger.ts'
 import { FailureWindow } from '../gateway/rate-limits.ts'
 import { hashVoucherCode, hintOfCode, newVoucherCode, normaliseCode, parseVoucherCode } from './voucher-codes.ts'
-import { badInput } from '../lib/errors.ts'
+import { badInput, notFound } from '../lib/errors.ts'
 import { isUniqueViolation, runWrite, tableOf } from '../lib/plain-sql.ts'
 
 /**
@@ -47,7 +47,10 @@ export interface CreatedVoucher {
 }
 
 /** Creates `count` codes worth `units` each, in one transaction. Answers the codes: the only time they are seen. */
-export async function createVouchers(request: VoucherRequest): Promise<CreatedVoucher[]> {
+export const createVouchers = async (request: VoucherRequest) => (await cds.tx(() => createVouchersInTransaction(request))) as CreatedVoucher[]
+
+/** createVouchers in the caller's transaction (the operator service's request). */
+export async function createVouchersInTransaction(request: VoucherRequest): Promise<CreatedVoucher[]> {
   const { units, count } = request
   const uses = request.uses ?? 1
   wholeNumber(units, 'units', 1)
@@ -57,15 +60,13 @@ export async function createVouchers(request: VoucherRequest): Promise<CreatedVo
   const label = request.label ?? null
   const createdAt = new Date().toISOString()
   const created = Array.from({ length: count }, () => ({ id: cds.utils.uuid(), code: newVoucherCode(), units, uses, expiresAt, label }))
-  await cds.tx(() =>
-    INSERT.into(Vouchers).entries(created.map(voucher => {
-      const normalised = normaliseCode(voucher.code)
-      return {
-        ID: voucher.id, codeHash: hashVoucherCode(normalised), hint: hintOfCode(normalised), units, maxRedemptions: uses, redeemedCount: 0,
-        expiresAt, label, createdAt,
-      }
-    })),
-  )
+  await INSERT.into(Vouchers).entries(created.map(voucher => {
+    const normalised = normaliseCode(voucher.code)
+    return {
+      ID: voucher.id, codeHash: hashVoucherCode(normalised), hint: hintOfCode(normalised), units, maxRedemptions: uses, redeemedCount: 0,
+      expiresAt, label, createdAt,
+    }
+  }))
   return created
 }
 
@@ -86,9 +87,19 @@ export async function listVouchers() {
   )
 }
 
+/** A voucher as an operator sees it (never its code's hash), or a 404 VOUCHER_NOT_FOUND. */
+export async function voucherView(id: string) {
+  const row = await SELECT.one.from(Vouchers).columns('ID', 'hint', 'units', 'maxRedemptions', 'redeemedCount', 'expiresAt', 'revokedAt', 'label', 'createdAt').where({ ID: id })
+  if (!row) throw notFound('VOUCHER_NOT_FOUND', `There is no voucher ${id}`, 'ID')
+  return row
+}
+
 /** Revokes a voucher: its code no longer redeems. Answers false when there is no such voucher or it was already revoked. */
-export async function revokeVoucher(id: string): Promise<boolean> {
-  return cds.tx(async () => (await UPDATE.entity(Vouchers).set({ revokedAt: new Date().toISOString() }).where({ ID: id, revokedAt: null })) === 1)
+export const revokeVoucher = async (id: string) => (await cds.tx(() => revokeVoucherInTransaction(id))) as boolean
+
+/** revokeVoucher in the caller's transaction. */
+export async function revokeVoucherInTransaction(id: string): Promise<boolean> {
+  return (await UPDATE.entity(Vouchers).set({ revokedAt: new Date().toISOString() }).where({ ID: id, revokedAt: null })) === 1
 }
 
 const notRedeemable = () => refusal(404, 'VOUCHER_NOT_REDEEMABLE', 'This code is unknown, used up or expired')

@@ -1,5 +1,6 @@
 using { GatewayAdministration as gateway } from '../gateway/administration';
 using { operator as db } from '../../db/operator';
+using { KeyLanesAdministration as lanes } from '../key-lanes/administration';
 
 /**
  * The operator's service: keys (find, issue, credit and debit with a reason, change plan, suspend
@@ -64,6 +65,32 @@ service OperatorService {
   @restrict: [{ grant: ['READ', 'UPDATE'], to: 'admin' }]
   entity Prices                  as projection on gateway.Prices;
   @readonly entity AuditLog      as projection on db.OperatorAuditLog;
+
+  /** Voucher codes (never the code, stored only as a keyed hash) with their redemptions. */
+  @readonly entity Vouchers           as projection on lanes.Vouchers actions {
+    action revoke(reason : String(200)) returns Vouchers;
+  };
+  @readonly entity VoucherRedemptions as projection on lanes.VoucherRedemptions;
+  /** What the purchase lane sells: edited and added (the next quote and /prices show it); never removed, purchases name them. */
+  @restrict: [{ grant: ['READ', 'CREATE', 'UPDATE'], to: 'admin' }]
+  entity Packs                        as projection on lanes.Packs;
+
+  type CreatedVoucher {
+    ID        : UUID;
+    /** The code, shown in this answer once. */
+    code      : String(24);
+    units     : Units;
+    uses      : Integer;
+    expiresAt : Timestamp;
+    label     : String(100);
+  }
+  type VoucherBatch {
+    vouchers : many CreatedVoucher;
+    /** The same codes as CSV (id, code, units, uses, expiresAt, label), to hand out: given this once. */
+    csv      : LargeString;
+  }
+  /** Creates `count` codes worth `units` each, each redeemable by `uses` different keys (1 when absent) until `expiresAt` (never when absent). */
+  action createVouchers(units : Units not null, count : Integer not null, uses : Integer, expiresAt : Timestamp, label : String(100), reason : String(200)) returns VoucherBatch;
 
   action issueKey(plan : String(20) not null, units : Units, validDays : Integer, label : String(100), boundAddress : String(120), reason : String(200)) returns IssuedKey;
   /** Checks every link of the audit up to its head; reports the first broken one. */

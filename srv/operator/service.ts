@@ -1,11 +1,12 @@
 import cds from '@sap/cds'
-import { Grants, Key, Keys, Plans, Prices, issueKey, verifyAudit } from '#cds-models/OperatorService'
+import { Grants, Key, Keys, Packs, Plans, Prices, Vouchers, createVouchers, issueKey, verifyAudit } from '#cds-models/OperatorService'
 import { mcpConfiguration } from '../gateway/key-delivery.ts'
 import { gatewayConfig } from '../gateway/config.ts'
 import { undrawnLeased } from '../gateway/ledger.ts'
 import { badInput } from '../lib/errors.ts'
 import { currentActor, recordAction, verifyAudit as checkAudit } from './audit.ts'
 import * as actions from './key-actions.ts'
+import * as voucherActions from './voucher-actions.ts'
 
 /**
  * The operator's service (service.cds): reads are CAP's own; each action wires a named operator
@@ -38,14 +39,25 @@ export class OperatorService extends cds.ApplicationService {
       }
     })
     this.on('revoke', Grants, req => actions.revokeGrant(idOf(req), reasonIn(req)))
-    this.on(['CREATE', 'UPDATE'], ['Plans', 'Prices'], (req, next) => auditedRowChange(req, () => next()))
+    this.on('revoke', Vouchers, req => voucherActions.revokeVoucher(idOf(req), reasonIn(req)))
+    this.on(createVouchers, async req => {
+      const { units, count, uses, expiresAt, label, reason } = req.data
+      const created = await voucherActions.createVouchers({
+        units: unitsOf(units), count: count!, uses: uses ?? undefined, expiresAt: expiresAt ?? undefined, label: label ?? undefined,
+      }, reasonOf(reason))
+      return {
+        vouchers: created.map(voucher => ({ ID: voucher.id, code: voucher.code, units: voucher.units, uses: voucher.uses, expiresAt: voucher.expiresAt, label: voucher.label })),
+        csv: voucherActions.vouchersCsv(created),
+      }
+    })
+    this.on(['CREATE', 'UPDATE'], ['Plans', 'Prices', 'Packs'], (req, next) => auditedRowChange(req, () => next()))
     this.on(verifyAudit, () => checkAudit())
     return super.init()
   }
 }
 
 /** What the audit calls a plan or a price, by its key. */
-const ROWS = { [Plans.name]: { kind: 'plan', key: 'name' }, [Prices.name]: { kind: 'price', key: 'routeClass' } } as const
+const ROWS = { [Plans.name]: { kind: 'plan', key: 'name' }, [Prices.name]: { kind: 'price', key: 'routeClass' }, [Packs.name]: { kind: 'pack', key: 'name' } } as const
 
 /** A plan or price written as CAP writes it (within the bounds the model annotates), then audited with the row before and after. */
 async function auditedRowChange(req: cds.Request, next: () => Promise<unknown>) {

@@ -1,3 +1,4 @@
+import cds from '@sap/cds'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -50,7 +51,11 @@ test('vouchers create, list and revoke', async () => {
   const revokedId = lines[0][2]
   expect(await gateway('vouchers', 'revoke', revokedId)).toContain(`revoked voucher ${revokedId}`)
   expect(await gateway('vouchers', 'list')).toMatch(new RegExp(`${revokedId} .* revoked \\d{4}-`))
-  await expect(gateway('vouchers', 'revoke', revokedId)).rejects.toMatchObject({ code: 1, stdout: expect.stringContaining(`no unrevoked voucher ${revokedId}`) })
+  await expect(gateway('vouchers', 'revoke', revokedId)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('The voucher was revoked at') })
+  const unknown = cds.utils.uuid()
+  await expect(gateway('vouchers', 'revoke', unknown)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining(`There is no voucher ${unknown}`) })
+  // Both changes are in the operator audit, whose chain verifies.
+  expect(await gateway('audit', 'verify')).toMatch(/^the operator audit verifies: 2 entries/m)
 }, 120_000)
 
 test('vouchers create: one use and no expiry by default; an ISO expiry is taken as given', async () => {

@@ -137,3 +137,24 @@ test('a price the operator edits is what the next metered calls are charged, wit
     await PATCH(`${OP}/Prices('entity-read')`, { units: 1 }, alice)
   }
 }, 60_000)
+
+test('a voucher batch an operator creates redeems at /vouchers/redeem; once revoked, its code no longer does', async () => {
+  const { data } = await POST(`${OP}/createVouchers`, { units: 40, count: 2, reason: 'hosted test' }, alice)
+  const [kept, revoked] = data.vouchers as { ID: string; code: string }[]
+  expect((await POST(`${OP}/Vouchers(${revoked.ID})/OperatorService.revoke`, {}, alice)).status).toBe(200)
+  const redeemed = await POST('/vouchers/redeem', { code: kept.code })
+  expect(redeemed.status).toBe(200)
+  expect(await balanceOf(redeemed.data.id)).toBe(40)
+  const refused = await POST('/vouchers/redeem', { code: revoked.code })
+  expect([refused.status, refused.data.error.code]).toEqual([404, 'VOUCHER_NOT_REDEEMABLE'])
+  const listed = (await GET(`${OP}/Vouchers(${kept.ID})?$expand=redemptions`, alice)).data
+  expect(listed).toMatchObject({ redeemedCount: 1, redemptions: [{ apiKey_ID: redeemed.data.id }] })
+})
+
+test('a pack an operator adds is on /prices at once; deactivated, it is gone', async () => {
+  expect((await POST(`${OP}/Packs`, { name: 'hosted-pack', units: 777, lovelace: 3000000, plan_name: 'standard' }, alice)).status).toBe(201)
+  const packs = async () => (await GET('/prices')).data.packs.map((pack: { name: string }) => pack.name)
+  expect(await packs()).toContain('hosted-pack')
+  expect((await PATCH(`${OP}/Packs('hosted-pack')`, { active: false }, alice)).status).toBe(200)
+  expect(await packs()).not.toContain('hosted-pack')
+})

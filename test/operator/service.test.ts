@@ -214,6 +214,105 @@ describe('plans and prices', () => {
 })
 
 
+describe('vouchers', () => {
+  const create = (body: object) => POST(`${OP}/createVouchers`, { units: 25, count: 3, label: '=launch, "day"', reason: 'meetup', ...body })
+
+  test('createVouchers: the codes shown once, also as CSV; the list shows hints and counts, never a code or its hash', async () => {
+    const { data, status } = await create({ uses: 2 })
+    expect(status).toBe(200)
+    expect(data.vouchers).toHaveLength(3)
+    const { hashVoucherCode, normaliseCode } = await import('../../srv/key-lanes/voucher-codes.ts')
+    const { Vouchers } = cds.entities('gateway')
+    for (const voucher of data.vouchers) {
+      expect(voucher).toMatchObject({ code: expect.stringMatching(/^[0-9A-Z]{4}(-[0-9A-Z]{4}){4}$/), uses: 2, expiresAt: null, label: '=launch, "day"' })
+      expect(Number(voucher.units)).toBe(25)
+      // The code given is the one stored, as its keyed hash.
+      expect((await SELECT.one.from(Vouchers, voucher.ID)).codeHash).toBe(hashVoucherCode(normaliseCode(voucher.code)))
+    }
+    const csv = data.csv.trim().split('\r\n')
+    expect(csv[0]).toBe('id,code,units,uses,expiresAt,label')
+    // A label a spreadsheet would run as a formula stays text; commas and quotes are quoted.
+    expect(csv.slice(1)).toEqual(data.vouchers.map((voucher: any) => `${voucher.ID},${voucher.code},25,2,,"'=launch, ""day"""`))
+    const listed = (await GET(`${OP}/Vouchers?$filter=label eq '=launch, "day"'&$expand=redemptions`)).data.value
+    expect(listed).toHaveLength(3)
+    expect(listed[0]).toMatchObject({ maxRedemptions: 2, redeemedCount: 0, redemptions: [], hint: data.vouchers.find((v: any) => v.ID === listed[0].ID).code.slice(0, 4) + '…' })
+    expect(JSON.stringify(listed)).not.toMatch(/codeHash|[0-9A-Z]{4}-[0-9A-Z]{4}-/)
+    const [entry] = await auditOf('3', 'vouchers')
+    expect(entry).toMatchObject({ actor: 'alice', action: 'voucher.create', reason: 'meetup' })
+    expect(JSON.parse(entry.after).ids.sort()).toEqual(data.vouchers.map((v: any) => v.ID).sort())
+    for (const voucher of data.vouchers) expect(JSON.stringify(entry)).not.toContain(voucher.code)
+  })
+
+  test('revoke: the code no longer redeems; again 409, unknown 404; audited', async () => {
+    const [voucher] = (await create({ count: 1 })).data.vouchers
+    const revoked = await POST(`${OP}/Vouchers(${voucher.ID})/OperatorService.revoke`, { reason: 'leaked' })
+    expect(revoked.status).toBe(200)
+    expect(revoked.data.revokedAt).toEqual(expect.any(String))
+    const again = await POST(`${OP}/Vouchers(${voucher.ID})/OperatorService.revoke`, {})
+    expect([again.status, again.data.error.code]).toEqual([409, 'VOUCHER_STATE_CONFLICT'])
+    const unknown = await POST(`${OP}/Vouchers(${cds.utils.uuid()})/OperatorService.revoke`, {})
+    expect([unknown.status, unknown.data.error.code]).toEqual([404, 'VOUCHER_NOT_FOUND'])
+    const entries = await auditOf(voucher.ID, 'voucher')
+    expect(entries.map(entry => [entry.action, entry.actor, entry.reason])).toEqual([['voucher.revoke', 'alice', 'leaked']])
+    expect(JSON.parse(entries[0].before).revokedAt).toBeNull()
+  })
+
+  test.each([
+    ['no units', { units: 0 }, 'INVALID_VOUCHER'],
+    ['no codes', { count: 0 }, 'INVALID_VOUCHER'],
+    ['more codes than a batch holds', { count: 10001 }, 'INVALID_VOUCHER'],
+    ['no uses', { uses: 0 }, 'INVALID_VOUCHER'],
+    ['an expiry in the past', { expiresAt: '2001-01-01T00:00:00Z' }, 'INVALID_VOUCHER'],
+    ['a fraction of a unit', { units: 1.5 }, 'INVALID_INTEGER'],
+    ['an object for the count', { count: { n: 1 } }, 'ASSERT_DATA_TYPE'],
+  ])('%s: 400, nothing created', async (_, body, code) => {
+    const { Vouchers } = cds.entities('gateway')
+    const before = (await SELECT.one.from(Vouchers).columns('count(*) as n')).n
+    const { data, status } = await create(body)
+    expect([status, data.error.code]).toEqual([400, code])
+    expect((await SELECT.one.from(Vouchers).columns('count(*) as n')).n).toBe(before)
+  })
+
+  test('a user without the operator role: 403', async () => {
+    expect((await POST(`${OP}/createVouchers`, { units: 1, count: 1 }, bob)).status).toBe(403)
+    expect((await GET(`${OP}/Vouchers`, bob)).status).toBe(403)
+  })
+})
+
+describe('packs', () => {
+  test('an operator adds and edits a pack; each change audited with before and after', async () => {
+    const created = await POST(`${OP}/Packs`, { name: 'meetup', description: 'for the meetup', units: 5000, lovelace: 2000000, plan_name: 'standard' })
+    expect(created.status).toBe(201)
+    expect((await PATCH(`${OP}/Packs('meetup')`, { lovelace: 3000000, active: false })).status).toBe(200)
+    const { Packs } = cds.entities('gateway')
+    const row = await SELECT.one.from(Packs, 'meetup')
+    expect([Number(row.lovelace), row.active]).toEqual([3000000, false])
+    const entries = await auditOf('meetup', 'pack')
+    expect(entries.map(entry => [entry.action, entry.actor])).toEqual([['pack.create', 'alice'], ['pack.update', 'alice']])
+    expect(JSON.parse(entries[1].before)).toMatchObject({ active: true })
+    expect(JSON.parse(entries[1].after)).toMatchObject({ active: false })
+  })
+
+  test.each([
+    ['a price under one ada', { lovelace: 999999 }, 'ASSERT_RANGE'],
+    ['a negative price', { lovelace: -5 }, 'ASSERT_RANGE'],
+    ['no units', { units: 0 }, 'ASSERT_RANGE'],
+    ['an unknown plan', { plan_name: 'made-up' }, 'ASSERT_TARGET'],
+    ['an object for the price', { lovelace: { '+=': 1 } }, 'ASSERT_DATA_TYPE'],
+  ])('%s: 400, the pack stays', async (_, body, code) => {
+    const { data, status } = await PATCH(`${OP}/Packs('starter')`, body)
+    expect([status, data.error?.code]).toEqual([400, code])
+    const { Packs } = cds.entities('gateway')
+    expect(Number((await SELECT.one.from(Packs, 'starter')).lovelace)).toBe(5000000)
+  })
+
+  test('a name other than letters, digits, - and _ is refused; a pack is never removed', async () => {
+    const { data, status } = await POST(`${OP}/Packs`, { name: 'a b', units: 1, lovelace: 2000000, plan_name: 'standard' })
+    expect([status, data.error.code]).toEqual([400, 'ASSERT_FORMAT'])
+    expect((await DEL(`${OP}/Packs('starter')`)).status).toBe(403)
+  })
+})
+
 describe('agent grants', () => {
   test('listed without token or hash; revoked once (audited), a second time 409, an unknown one 404', async () => {
     const { ID } = await issue({ units: 1 })
