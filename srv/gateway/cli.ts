@@ -2,6 +2,7 @@ import cds from '@sap/cds'
 import { parseArgs } from 'node:util'
 import { issueGrant } from './accounts.ts'
 import { deploySqliteFile } from '../lib/development-database.ts'
+import { compiledModel } from '../lib/model-cache.ts'
 import { GRANT_PREFIXES, isProduct } from './keys.ts'
 
 /**
@@ -74,7 +75,7 @@ export const GATEWAY_COMMANDS: Commands = {
 async function connect() {
   cds.log('cds', 'warn')
   cds.log('deploy', 'warn')
-  cds.model = cds.compile.for.nodejs(await cds.load('*'))
+  cds.model = await compiledModel()
   // Servers may be writing the same SQLite file: a command waits its turn rather than fail (a
   // server's own connection waits 5 s at most, since waiting blocks its event loop).
   Object.assign((cds.env.requires as Record<string, object>).db, { busyTimeoutMs: CLI_BUSY_TIMEOUT_MS })

@@ -50,6 +50,7 @@ const DATABASE_FREE = [
   'lib/graceful-stop.test.ts',
   'lib/host-capacity.test.ts',
   'lib/lease.test.ts',
+  'lib/model-cache.test.ts',
   'lib/settle-all.test.ts',
   'lib/shadowing-properties.test.ts',
   'lib/system-packages.test.ts',
