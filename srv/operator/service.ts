@@ -1,11 +1,12 @@
 import cds from '@sap/cds'
-import { Grants, Key, Keys, Plans, Prices, issueKey, verifyAudit } from '#cds-models/OperatorService'
+import { Grants, Key, Keys, Plans, Prices, exportAudit, exportLedger, exportUsage, issueKey, verifyAudit } from '#cds-models/OperatorService'
 import { mcpConfiguration } from '../gateway/key-delivery.ts'
 import { gatewayConfig } from '../gateway/config.ts'
 import { undrawnLeased } from '../gateway/ledger.ts'
 import { badInput } from '../lib/errors.ts'
 import { currentActor, recordAction, verifyAudit as checkAudit } from './audit.ts'
 import * as actions from './key-actions.ts'
+import { startExport } from './exports.ts'
 
 /**
  * The operator's service (service.cds): reads are CAP's own; each action wires a named operator
@@ -40,6 +41,9 @@ export class OperatorService extends cds.ApplicationService {
     this.on('revoke', Grants, req => actions.revokeGrant(idOf(req), reasonIn(req)))
     this.on(['CREATE', 'UPDATE'], ['Plans', 'Prices'], (req, next) => auditedRowChange(req, () => next()))
     this.on(verifyAudit, () => checkAudit())
+    this.on(exportLedger, req => startExport('ledger', req.data))
+    this.on(exportUsage, req => startExport('usage', req.data))
+    this.on(exportAudit, req => startExport('audit', req.data))
     return super.init()
   }
 }
