@@ -163,6 +163,12 @@ describe('bad parameters: 400 with a code naming the problem', () => {
     }
   })
 
+  test('an Accept header that excludes the format: 406 with a code, nothing exported', async () => {
+    const { data, status } = await GET(exportPath('Ledger', { from: '2026-11-01', to: '2026-11-02' }), { ...alice, headers: { accept: 'application/json' } })
+    expect(data.error.code).toBe('NOT_ACCEPTABLE')
+    expect(status).toBe(406)
+  })
+
   test('a key that does not exist: 404 KEY_NOT_FOUND', async () => {
     const { data, status } = await GET(exportPath('Ledger', { from: '2026-11-01', to: '2026-11-02', key: cds.utils.uuid() }), alice)
     expect(data.error.code).toBe('KEY_NOT_FOUND')
