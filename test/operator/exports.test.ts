@@ -163,10 +163,13 @@ describe('bad parameters: 400 with a code naming the problem', () => {
     }
   })
 
-  test('an Accept header that excludes the format: 406 with a code, nothing exported', async () => {
+  test('an Accept header that excludes the format: 406 with a code, nothing exported or audited', async () => {
+    const audited = async () => (await GET(`${OP}/AuditLog?$filter=action eq 'export.ledger'&$count=true&$top=0`, alice)).data['@odata.count']
+    const before = await audited()
     const { data, status } = await GET(exportPath('Ledger', { from: '2026-11-01', to: '2026-11-02' }), { ...alice, headers: { accept: 'application/json' } })
     expect(data.error.code).toBe('NOT_ACCEPTABLE')
     expect(status).toBe(406)
+    expect(await audited()).toBe(before)
   })
 
   test('a key that does not exist: 404 KEY_NOT_FOUND', async () => {
