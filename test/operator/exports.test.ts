@@ -134,6 +134,21 @@ describe('usage of a key by day and route class, from metered calls', () => {
     expect(json.status).toBe(200)
   })
 
+  test('the usage export of every key: this key\'s row among the others, as JSON', async () => {
+    const { data, status } = await GET(exportPath('Usage', { from: today(), to: tomorrow(), format: 'json' }), alice)
+    const rows = typeof data === 'string' ? JSON.parse(data) : data
+    expect(rows).toContainEqual({ day: today(), apiKey_ID: key.id, routeClass: 'entity-read', calls: '4', unitsCharged: '4', unitsRefunded: '1' })
+    expect(new Set(rows.map((row: any) => row.apiKey_ID)).size).toBeGreaterThan(1)
+    expect(status).toBe(200)
+  })
+
+  test('a period without rows: the CSV header alone, an empty JSON array', async () => {
+    const csv = await GET(exportPath('Ledger', { from: '2001-01-01', to: '2001-02-01', key: key.id }), alice)
+    expect(csv.data).toBe('createdAt,ID,apiKey_ID,kind,units,state,routeClass,route,requestId,outcome,note,reference,resolvedAt,leased\r\n')
+    const json = await GET(exportPath('Ledger', { from: '2001-01-01', to: '2001-02-01', key: key.id, format: 'json' }), alice)
+    expect(typeof json.data === 'string' ? JSON.parse(json.data) : json.data).toEqual([])
+  })
+
   test('each export is in the audit: who, what and which period', async () => {
     await GET(exportPath('Ledger', { from: today(), to: tomorrow(), key: key.id, format: 'json' }), alice)
     const { data } = await GET(`${OP}/AuditLog?$filter=action eq 'export.ledger' and target eq 'key:${key.id}'&$orderby=sequence desc&$top=1`, alice)
