@@ -9,7 +9,8 @@ import { currentActor, recordAction } from './audit.ts'
  * the rows are read in pages of EXPORT_PAGE_ROWS ordered by a unique key and each page is read
  * after the one before it (keyset pagination: "after the last row sent"), so an export of any
  * size holds one page in memory. The pages are read in the request's transaction (a second root
- * transaction would wait for it on SQLite), which stays open until the last byte is written.
+ * transaction would wait for it on SQLite), which stays open until the last byte is written; it
+ * only reads until the export is recorded in the audit at its end.
  */
 
 export const EXPORT_PAGE_ROWS = 1000
@@ -153,8 +154,25 @@ export function exportFilename(request: ExportRequest): string {
 const MEDIA_TYPES: Record<ExportFormat, string> = { csv: 'text/csv', json: 'application/json' }
 
 /**
- * Checks the export, records in the audit who asked for what, and answers the stream CAP writes to
- * the response as the pages are read.
+ * The export's text with its audit entry written after the last page is read and before the last
+ * chunk is sent: the audit's head is taken (and held until the commit) only at the end, so a long
+ * export holds up no other operator action; an export broken off earlier is not recorded, and one
+ * that cannot be recorded never reaches its end.
+ */
+async function* auditedAtEnd(text: AsyncIterable<string>, record: () => Promise<unknown>): AsyncGenerator<string> {
+  let held: string | undefined
+  for await (const chunk of text) {
+    if (held !== undefined) yield held
+    held = chunk
+  }
+  await record()
+  if (held !== undefined) yield held
+}
+
+/**
+ * Checks the export and answers the stream CAP writes to the response as the pages are read. The
+ * pages and the audit entry run in the request's transaction, named here: they run after the
+ * handler returned, where the request's context may not reach.
  */
 export async function startExport(dataset: Dataset, parameters: ExportParameters) {
   const request = exportRequest(dataset, parameters)
@@ -162,7 +180,8 @@ export async function startExport(dataset: Dataset, parameters: ExportParameters
   if (request.key && !(await db.run(SELECT.one.from('OperatorService.Keys').columns('ID').where({ ID: request.key })))) {
     throw notFound('KEY_NOT_FOUND', `There is no key ${request.key}`, 'key')
   }
-  await recordAction({ actor: currentActor(), action: `export.${dataset}`, target: request.key ? `key:${request.key}` : dataset, before: null, after: { from: request.from, to: request.to, key: request.key, format: request.format } })
+  const exported = { actor: currentActor(), action: `export.${dataset}`, target: request.key ? `key:${request.key}` : dataset, before: null, after: { from: request.from, to: request.to, key: request.key, format: request.format } }
+  const text = auditedAtEnd(exportText(request, exportPages(request, db)), () => recordAction(exported, db))
   // CAP takes the media type and the file name of a streamed answer from the stream's own properties.
-  return Object.assign(Readable.from(exportText(request, exportPages(request, db)), { highWaterMark: 1 }), { mimetype: MEDIA_TYPES[request.format], filename: exportFilename(request) })
+  return Object.assign(Readable.from(text, { highWaterMark: 1 }), { mimetype: MEDIA_TYPES[request.format], filename: exportFilename(request) })
 }

@@ -268,6 +268,32 @@ describe('a busy key\'s month, streamed', () => {
     expect(formula.note).toBe(format === 'csv' ? '\'=HYPERLINK("http://evil.example","x")' : '=HYPERLINK("http://evil.example","x")')
   }, 120_000)
 
+  test('a download broken off by its client: the server stops reading pages, and the export is not recorded', async () => {
+    const audited = async () => (await GET(`${OP}/AuditLog?$filter=action eq 'export.ledger' and target eq 'key:${key.id}'&$count=true&$top=0`, alice)).data['@odata.count']
+    const before = await audited()
+    await new Promise<void>((resolve, reject) => {
+      const sent = request(`${app.url}${exportPath('Ledger', { from: '2026-03-01', to: '2026-03-31', key: key.id })}`, { headers: { authorization: ALICE_BASIC } }, answer => {
+        answer.once('data', () => {
+          sent.destroy()
+          resolve()
+        })
+      })
+      sent.on('error', error => (error.message.includes('socket hang up') || (error as { code?: string }).code === 'ECONNRESET' ? undefined : reject(error)))
+      sent.end()
+    })
+    await new Promise(resolve => setTimeout(resolve, 1000))
+    expect(pages.length).toBeLessThan(Math.ceil(ROWS / 1000) / 2)
+    expect(await audited()).toBe(before)
+  })
+
+  test('a whole download is recorded once', async () => {
+    const audited = async () => (await GET(`${OP}/AuditLog?$filter=action eq 'export.ledger' and target eq 'key:${key.id}'&$count=true&$top=0`, alice)).data['@odata.count']
+    const before = await audited()
+    const answer = await download(exportPath('Ledger', { from: '2026-03-01', to: '2026-03-31', key: key.id }), () => pages.length)
+    expect(answer.status).toBe(200)
+    expect(await audited()).toBe(before + 1)
+  }, 60_000)
+
   test('a period that ends inside the rows: exactly the rows before its end', async () => {
     const end = new Date(start + 100 * 60_000).toISOString()
     const answer = await download(exportPath('Ledger', { from: '2026-03-01', to: end, key: key.id }), () => pages.length)
