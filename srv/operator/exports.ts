@@ -95,7 +95,7 @@ export function csvCell(value: unknown, text = false): string {
   return /[",\r\n]/.test(cell) ? `"${cell.replace(/"/g, '""')}"` : cell
 }
 
-/** A row as JSON: Int64 and Decimal values as strings, as the OData reads answer them. */
+/** A row as JSON, its values as CAP reads them (Int64 as strings, as the OData reads answer them); a number beyond JSON's exact integers as a string too. */
 const jsonRow = (row: Record<string, unknown>, columns: Column[]) =>
   JSON.stringify(Object.fromEntries(columns.map(({ name }) => [name, typeof row[name] === 'number' && !Number.isSafeInteger(row[name]) ? String(row[name]) : row[name] ?? null])))
 
