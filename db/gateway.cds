@@ -90,7 +90,8 @@ type LedgerEntryKind : String(10) enum { credit; debit; charge; refund; lease };
  * its holder stopped renewing it) sets them to 0 and gives the rest back to the balance.
  */
 @assert.unique: { resolution: [requestId, kind], creditReference: [kind, reference] }
-@db.indexes: ['apiKey_ID, kind, state']
+// The exports read a period in (createdAt, ID) order, of one key or of all (srv/operator/exports.ts).
+@db.indexes: ['apiKey_ID, kind, state', 'apiKey_ID, createdAt, ID', 'createdAt, ID']
 entity LedgerEntries {
   key ID         : UUID;
       apiKey     : Association to ApiKeys not null;

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import { OperatorAuditHead, OperatorAuditLog } from '#cds-models/operator'
 import { canonicalJson } from '../lib/canonical-json.ts'
 import { ApiError } from '../lib/errors.ts'
-import { runWrite, tableOf } from '../lib/plain-sql.ts'
+import { forDatabase, rowsChanged, tableOf } from '../lib/plain-sql.ts'
 
 /**
  * The audit of operator actions: one hash-chained entry per change, written in the transaction of
@@ -55,20 +55,26 @@ export function entryHash(entry: Omit<AuditEntry, 'hash'>): string {
 
 const jsonOrNull = (value: unknown) => (value === null || value === undefined ? null : canonicalJson(value))
 
-/** Appends the action to the audit, in the current transaction. */
-export async function recordAction(done: OperatorAction): Promise<AuditEntry> {
+/** Runs the audit's statements: the current transaction's database (cds.db), or a transaction given. */
+type Runner = Pick<cds.Service, 'run'>
+
+/**
+ * Appends the action to the audit, in the current transaction, or in `db` (a streamed export's,
+ * which writes after its handler returned).
+ */
+export async function recordAction(done: OperatorAction, db: Runner = cds.db): Promise<AuditEntry> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const head = await SELECT.one.from(OperatorAuditHead).columns('sequence', 'hash').where({ ID: HEAD_ID })
+    const head = await db.run(SELECT.one.from(OperatorAuditHead).columns('sequence', 'hash').where({ ID: HEAD_ID }))
     const unhashed = {
       sequence: (head?.sequence ?? 0) + 1, occurredAt: new Date().toISOString(), actor: done.actor, action: done.action, target: done.target,
       before: jsonOrNull(done.before), after: jsonOrNull(done.after), reason: done.reason ?? null, previousHash: head?.hash ?? GENESIS_HASH,
     }
     const entry: AuditEntry = { ...unhashed, hash: entryHash(unhashed) }
     const advanced = head
-      ? (await UPDATE.entity(OperatorAuditHead).set({ sequence: entry.sequence, hash: entry.hash }).where({ ID: HEAD_ID, sequence: head.sequence })) === 1
-      : (await runWrite(`INSERT INTO ${tableOf(OperatorAuditHead)} (ID, sequence, hash) VALUES (?, ?, ?) ON CONFLICT (ID) DO NOTHING`, [HEAD_ID, entry.sequence, entry.hash])) === 1
+      ? rowsChanged(await db.run(UPDATE.entity(OperatorAuditHead).set({ sequence: entry.sequence, hash: entry.hash }).where({ ID: HEAD_ID, sequence: head.sequence }))) === 1
+      : rowsChanged(await db.run(forDatabase(`INSERT INTO ${tableOf(OperatorAuditHead)} (ID, sequence, hash) VALUES (?, ?, ?) ON CONFLICT (ID) DO NOTHING`), [HEAD_ID, entry.sequence, entry.hash])) === 1
     if (advanced) {
-      await INSERT.into(OperatorAuditLog).entries(entry)
+      await db.run(INSERT.into(OperatorAuditLog).entries(entry))
       return entry
     }
   }

@@ -54,6 +54,8 @@ service OperatorService {
   };
 
   @readonly entity LedgerEntries as projection on gateway.LedgerEntries;
+  /** Each key's metered calls by UTC day and route class: filter by apiKey_ID and day, page with $top/$skip. */
+  @readonly entity Usage         as projection on gateway.Usage;
   /** Agent grants (each key's two, and grants of their own): never the token or its hash. */
   @readonly entity Grants        as projection on gateway.Grants actions {
     action revoke(reason : String(200)) returns Grants;
@@ -93,6 +95,16 @@ service OperatorService {
   action createVouchers(units : Units not null, count : Integer not null, uses : Integer, expiresAt : Timestamp, label : String(100), reason : String(200)) returns VoucherBatch;
 
   action issueKey(plan : String(20) not null, units : Units, validDays : Integer, label : String(100), boundAddress : String(120), reason : String(200)) returns IssuedKey;
+  /**
+   * Exports of a period, streamed as CSV (`format='csv'`, the default) or JSON (`format='json'`, one
+   * array): from (inclusive) and to (exclusive) are dates or times with their zone, at most 92 days
+   * apart; key (a key's ID) narrows the export to one key. Each export is recorded in the audit.
+   */
+  function exportLedger(from : String(40), to : String(40), key : String(40), format : String(10)) returns @Core.MediaType: 'text/csv' LargeBinary;
+  /** Usage rows (key, UTC day, route class) of the days from `from` up to the day before `to`. */
+  function exportUsage(from : String(40), to : String(40), key : String(40), format : String(10))  returns @Core.MediaType: 'text/csv' LargeBinary;
+  /** Audit entries of the period; with key, those whose target is the key. */
+  function exportAudit(from : String(40), to : String(40), key : String(40), format : String(10))  returns @Core.MediaType: 'text/csv' LargeBinary;
   /** Checks every link of the audit up to its head; reports the first broken one. */
   function verifyAudit() returns AuditVerdict;
 }

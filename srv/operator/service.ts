@@ -1,11 +1,12 @@
 import cds from '@sap/cds'
-import { Grants, Key, Keys, Packs, Plans, Prices, Vouchers, createVouchers, issueKey, verifyAudit } from '#cds-models/OperatorService'
+import { Grants, Key, Keys, Packs, Plans, Prices, Vouchers, createVouchers, exportAudit, exportLedger, exportUsage, issueKey, verifyAudit } from '#cds-models/OperatorService'
 import { mcpConfiguration } from '../gateway/key-delivery.ts'
 import { gatewayConfig } from '../gateway/config.ts'
 import { undrawnLeased } from '../gateway/ledger.ts'
 import { badInput } from '../lib/errors.ts'
 import { currentActor, recordAction, verifyAudit as checkAudit } from './audit.ts'
 import * as actions from './key-actions.ts'
+import { startExport } from './exports.ts'
 import * as voucherActions from './voucher-actions.ts'
 
 /**
@@ -15,6 +16,9 @@ import * as voucherActions from './voucher-actions.ts'
 export class OperatorService extends cds.ApplicationService {
   init() {
     this.after('READ', Keys, addLeasedUnits)
+    this.after(['credit', 'debit', 'changePlan', 'suspend', 'resume', 'setExpiry', 'revoke'], Keys, unitsAsText)
+    this.after(issueKey, unitsAsText)
+    this.after(createVouchers, (batch: unknown) => (batch as { vouchers?: { units: unknown }[] } | undefined)?.vouchers?.forEach(voucher => (voucher.units = String(voucher.units))))
     this.on(Key.actions.credit, req => actions.creditKey(idOf(req), unitsOf(req.data.units), reasonOf(req.data.reason, true)!))
     this.on(Key.actions.debit, req => actions.debitKey(idOf(req), unitsOf(req.data.units), reasonOf(req.data.reason, true)!))
     this.on(Key.actions.changePlan, req => actions.changeKeyPlan(idOf(req), req.data.plan!, reasonOf(req.data.reason)))
@@ -52,6 +56,9 @@ export class OperatorService extends cds.ApplicationService {
     })
     this.on(['CREATE', 'UPDATE'], ['Plans', 'Prices', 'Packs'], (req, next) => auditedRowChange(req, () => next()))
     this.on(verifyAudit, () => checkAudit())
+    this.on(exportLedger, req => startExport('ledger', req.data))
+    this.on(exportUsage, req => startExport('usage', req.data))
+    this.on(exportAudit, req => startExport('audit', req.data))
     return super.init()
   }
 }
@@ -101,11 +108,22 @@ function timeOf(value: string | null | undefined): string | null {
 
 /** Each key read shows the units its open leases hold (still the key's). */
 async function addLeasedUnits(result: unknown) {
-  const rows = (Array.isArray(result) ? result : result ? [result] : []) as { ID?: string; unitsLeased?: number }[]
+  const rows = (Array.isArray(result) ? result : result ? [result] : []) as { ID?: string; unitsLeased?: string }[]
   const ids = rows.map(row => row.ID).filter((id): id is string => !!id)
   if (!ids.length) return
   const leased = await undrawnLeased(ids)
-  for (const row of rows) if (row.ID) row.unitsLeased = leased.get(row.ID) ?? 0
+  for (const row of rows) if (row.ID) row.unitsLeased = String(leased.get(row.ID) ?? 0)
+}
+
+/**
+ * Units (Int64) are JSON strings in every answer, as CAP 10 reads them (OData's IEEE754Compatible
+ * form): the key or issued key an action answers carries them as strings too, not as the numbers it computed.
+ */
+function unitsAsText(key: unknown) {
+  const row = key as { unitsLeft?: unknown; unitsLeased?: unknown } | undefined
+  if (!row) return
+  if (row.unitsLeft !== undefined && row.unitsLeft !== null) row.unitsLeft = String(row.unitsLeft)
+  if (row.unitsLeased !== undefined && row.unitsLeased !== null) row.unitsLeased = String(row.unitsLeased)
 }
 
 export default OperatorService

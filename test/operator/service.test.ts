@@ -20,7 +20,7 @@ let secret: string
 const issue = async (body: object = {}) => {
   const { data, status } = await POST(`${OP}/issueKey`, { plan: 'standard', units: 100, label: 'operator-test', ...body })
   expect(status).toBe(200)
-  return data as { ID: string; key: string; unitsLeft: string | number; mcpConfiguration: string }
+  return data as { ID: string; key: string; unitsLeft: string; mcpConfiguration: string }
 }
 
 const act = (id: string, action: string, body: object = {}) => POST(`${OP}/Keys(${id})/OperatorService.${action}`, body)
@@ -29,6 +29,7 @@ const auditOf = async (id: string, kind = 'key') => (await GET(`${OP}/AuditLog?$
 
 beforeAll(async () => {
   const issued = await issue()
+  expect(issued.unitsLeft).toBe('100')
   keyId = issued.ID
   secret = issued.key
 })
@@ -58,8 +59,7 @@ describe('keys', () => {
   test('issueKey: the key shown once with its MCP configuration; the key row never carries a secret', async () => {
     expect(secret).toMatch(/^cag_[A-Za-z0-9_-]{49}$/)
     const { data } = await GET(`${OP}/Keys(${keyId})`)
-    expect(data).toMatchObject({ ID: keyId, plan_name: 'standard', status: 'active', label: 'operator-test', unitsLeased: 0 })
-    expect(Number(data.unitsLeft)).toBe(100)
+    expect(data).toMatchObject({ ID: keyId, plan_name: 'standard', status: 'active', label: 'operator-test', unitsLeft: '100', unitsLeased: '0' })
     expect(data.secretHash).toBeUndefined()
     const issued = await issue({ units: 3 })
     expect(JSON.parse(issued.mcpConfiguration).mcpServers['chain-a'].env.CHAIN_ACCESS_API_KEY).toBe(issued.key)
@@ -73,7 +73,7 @@ describe('keys', () => {
 
   test('credit with a reason: the units and a credit entry naming the operator and why', async () => {
     const { data, status } = await act(keyId, 'credit', { units: 50, reason: 'goodwill' })
-    expect(Number(data.unitsLeft)).toBe(150)
+    expect(data).toMatchObject({ unitsLeft: '150', unitsLeased: '0' })
     expect(status).toBe(200)
     const entry = (await ledgerOf(keyId)).find(e => e.kind === 'credit' && e.units === 50)
     expect(entry).toMatchObject({ state: 'posted', note: 'operator alice: goodwill' })
@@ -84,7 +84,7 @@ describe('keys', () => {
     expect(refused.data.error).toMatchObject({ code: 'INSUFFICIENT_UNITS' })
     expect(refused.status).toBe(409)
     const { data } = await act(keyId, 'debit', { units: 20, reason: 'refund to card' })
-    expect(Number(data.unitsLeft)).toBe(130)
+    expect(data.unitsLeft).toBe('130')
     const ledger = await ledgerOf(keyId)
     expect(ledger.find(e => e.kind === 'debit')).toMatchObject({ units: -20, note: 'operator alice: refund to card' })
     expect(ledgerSum(ledger)).toBe(await balanceOf(keyId))
@@ -225,7 +225,7 @@ describe('vouchers', () => {
     const { Vouchers } = cds.entities('gateway')
     for (const voucher of data.vouchers) {
       expect(voucher).toMatchObject({ code: expect.stringMatching(/^[0-9A-Z]{4}(-[0-9A-Z]{4}){4}$/), uses: 2, expiresAt: null, label: '=launch, "day"' })
-      expect(Number(voucher.units)).toBe(25)
+      expect(voucher.units).toBe('25')
       // The code given is the one stored, as its keyed hash.
       expect((await SELECT.one.from(Vouchers, voucher.ID)).codeHash).toBe(hashVoucherCode(normaliseCode(voucher.code)))
     }
