@@ -65,6 +65,16 @@ service OperatorService {
   entity Prices                  as projection on gateway.Prices;
   @readonly entity AuditLog      as projection on db.OperatorAuditLog;
 
+  /**
+   * URLs subscribed to events (docs/routes.md#webhooks). The secret is write-only: given (or made,
+   * `whsec_...`) on create, it is in that answer and in the answer to a change that replaces it,
+   * and reads as null ever after. Deactivate (active: false) to pause; delete to remove.
+   */
+  @cds.search: { url, description, events }
+  entity WebhookSubscriptions    as projection on db.WebhookSubscriptions;
+  /** Each event sent to each subscription: its body, status and attempts. */
+  @readonly entity WebhookDeliveries as projection on db.WebhookDeliveries;
+
   action issueKey(plan : String(20) not null, units : Units, validDays : Integer, label : String(100), boundAddress : String(120), reason : String(200)) returns IssuedKey;
   /** Checks every link of the audit up to its head; reports the first broken one. */
   function verifyAudit() returns AuditVerdict;

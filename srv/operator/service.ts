@@ -6,6 +6,7 @@ import { undrawnLeased } from '../gateway/ledger.ts'
 import { badInput } from '../lib/errors.ts'
 import { currentActor, recordAction, verifyAudit as checkAudit } from './audit.ts'
 import * as actions from './key-actions.ts'
+import { auditedSubscriptionChange } from './webhook-subscriptions.ts'
 
 /**
  * The operator's service (service.cds): reads are CAP's own; each action wires a named operator
@@ -40,6 +41,7 @@ export class OperatorService extends cds.ApplicationService {
     this.on('revoke', Grants, req => actions.revokeGrant(idOf(req), reasonIn(req)))
     this.on(['CREATE', 'UPDATE'], ['Plans', 'Prices'], (req, next) => auditedRowChange(req, () => next()))
     this.on(verifyAudit, () => checkAudit())
+    this.on(['CREATE', 'UPDATE', 'DELETE'], 'WebhookSubscriptions', (req, next) => auditedSubscriptionChange(req, () => next()))
     return super.init()
   }
 }
