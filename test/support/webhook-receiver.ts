@@ -44,6 +44,11 @@ export class WebhookReceiver {
     this.answers.push(...statuses)
   }
 
+  /** From now on every delivery is answered 200. */
+  answerAllOk() {
+    this.answers.length = 0
+  }
+
   /** Deliveries of one event (by its id). */
   of(eventId: string) {
     return this.received.filter(delivery => delivery.headers['x-cag-event-id'] === eventId)
@@ -60,7 +65,11 @@ export class WebhookReceiver {
   }
 
   stop() {
-    return new Promise<void>(resolve => (this.server ? this.server.close(() => resolve()) : resolve()))
+    const server = this.server
+    if (!server) return Promise.resolve()
+    const closed = new Promise<void>(resolve => server.close(() => resolve()))
+    server.closeAllConnections()
+    return closed
   }
 }
 

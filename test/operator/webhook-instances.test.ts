@@ -1,0 +1,115 @@
+import cds from '@sap/cds'
+import { PurchaseServers } from '../support/purchases.ts'
+import { stopAndWait, type RunningServer } from '../support/server.ts'
+import { WebhookReceiver, verifySignature } from '../support/webhook-receiver.ts'
+
+/**
+ * Webhooks across gateway processes on one database: events raised at two instances at once,
+ * with failed attempts retried, each reach the receiver once per attempt and are delivered once
+ * (CAP's queue claims each message for one instance; each attempt is claimed once more by a
+ * guarded UPDATE); a delivery waiting for its back-off when its server stops is sent by the next
+ * server, once.
+ */
+cds.test(__dirname + '/../..')
+
+const ALICE = `Basic ${Buffer.from('alice:').toString('base64')}`
+const OP = '/odata/v4/operator'
+let servers: PurchaseServers
+const receiver = new WebhookReceiver()
+
+beforeAll(async () => {
+  await receiver.start()
+  servers = new PurchaseServers({ WEBHOOK_SUBSCRIPTIONS_REFRESH_MS: '300' })
+})
+
+afterAll(async () => {
+  await servers.stopAll()
+  await receiver.stop()
+})
+
+async function call(server: RunningServer, method: string, path: string, body?: unknown, authorization = ALICE) {
+  const response = await fetch(`${server.url}${path}`, { method, headers: { authorization, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  const text = await response.text()
+  return { status: response.status, body: text ? JSON.parse(text) : undefined }
+}
+
+async function subscribe(server: RunningServer, body: object) {
+  const answer = await call(server, 'POST', `${OP}/WebhookSubscriptions`, { url: `${receiver.url}/hooks`, ...body })
+  expect(answer.body.error).toBeUndefined()
+  expect(answer.status).toBe(201)
+  return answer.body as { ID: string; secret: string }
+}
+
+async function issueKey(server: RunningServer, units: number) {
+  const answer = await call(server, 'POST', `${OP}/issueKey`, { plan: 'standard', units, label: 'webhook-instances' })
+  expect(answer.status).toBe(200)
+  return answer.body as { ID: string; key: string }
+}
+
+const deliveriesOf = async (server: RunningServer, subscriptionId: string) =>
+  (await call(server, 'GET', `${OP}/WebhookDeliveries?$filter=subscription_ID eq ${subscriptionId}`)).body.value as any[]
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 120_000): Promise<T> {
+  const giveUpAt = Date.now() + timeoutMs
+  for (;;) {
+    const value = await read()
+    if (done(value)) return value
+    if (Date.now() > giveUpAt) throw new Error(`not reached within ${timeoutMs} ms: ${JSON.stringify(value).slice(0, 2000)}`)
+    await new Promise(resolve => setTimeout(resolve, 250))
+  }
+}
+
+/** Waits until every instance's subscriptions in memory include the new one (each reads them every 300 ms here). */
+const settle = () => new Promise(resolve => setTimeout(resolve, 1500))
+
+test('events raised at two instances at once, some attempts failing: each delivered once, every attempt sent once', async () => {
+  const [first, second] = [await servers.serve(), await servers.serve()]
+  const { ID, secret } = await subscribe(first, { events: 'key.exhausted' })
+  await settle()
+  const KEYS = 16
+  const keys = await Promise.all(Array.from({ length: KEYS }, () => issueKey(first, 1)))
+  receiver.answerNext(...Array.from({ length: KEYS / 2 }, () => 500))
+  const calls = await Promise.all(keys.map((key, i) => call([first, second][i % 2], 'GET', '/odata/v4/chaina-odata/Blocks?$top=1', undefined, `Bearer ${key.key}`)))
+  expect(calls.map(answer => answer.status)).toEqual(keys.map(() => 200))
+
+  const mine = () => receiver.received.filter(r => keys.some(key => JSON.parse(r.body).data?.key === key.ID))
+  await receiver.until(() => new Set(mine().filter(r => r.answered === 200).map(r => r.headers['x-cag-event-id'])).size === KEYS, 120_000)
+  const rows = await until(() => deliveriesOf(first, ID), found => found.length === KEYS && found.every(row => row.status === 'delivered'))
+  // Whatever is still in flight would show now.
+  await new Promise(resolve => setTimeout(resolve, 3000))
+  const arrived = mine()
+  const byEvent = new Map<string, number[]>()
+  for (const r of arrived) byEvent.set(r.headers['x-cag-event-id'] as string, [...(byEvent.get(r.headers['x-cag-event-id'] as string) ?? []), r.answered])
+  expect(byEvent.size).toBe(KEYS)
+  for (const answers of byEvent.values()) expect(answers.filter(status => status === 200)).toHaveLength(1)
+  expect(arrived.filter(r => r.answered === 500)).toHaveLength(KEYS / 2)
+  const attempts = rows.reduce((sum, row) => sum + Number(row.attempts), 0)
+  expect(attempts).toBe(arrived.length)
+  for (const r of arrived) expect(verifySignature(secret, r.body, r.headers['x-cag-signature'] as string, r.arrivedAt)).toEqual({ valid: true, fresh: true })
+  await call(first, 'PATCH', `${OP}/WebhookSubscriptions(${ID})`, { active: false })
+  for (const server of [first, second]) await stopAndWait(server)
+}, 300_000)
+
+test('a delivery waiting for its back-off when its server stops is sent by the next server, once', async () => {
+  const before = await servers.serve()
+  const { ID } = await subscribe(before, { events: 'key.exhausted' })
+  await settle()
+  const key = await issueKey(before, 1)
+  receiver.answerNext(...Array.from({ length: 50 }, () => 500))
+  expect((await call(before, 'GET', '/odata/v4/chaina-odata/Blocks?$top=1', undefined, `Bearer ${key.key}`)).status).toBe(200)
+  // After the fourth failed attempt the next one is 8 s away: the server stops within them.
+  const [waiting] = await until(() => deliveriesOf(before, ID), rows => rows[0]?.status === 'retrying' && Number(rows[0].attempts) >= 4)
+  await stopAndWait(before)
+  const failedAttempts = receiver.received.filter(r => JSON.parse(r.body).data?.key === key.ID).length
+  expect(failedAttempts).toBe(Number(waiting.attempts))
+  receiver.answerAllOk()
+
+  const after = await servers.serve()
+  const [delivered] = await until(() => deliveriesOf(after, ID), rows => rows[0]?.status === 'delivered')
+  await new Promise(resolve => setTimeout(resolve, 3000))
+  const arrived = receiver.received.filter(r => JSON.parse(r.body).data?.key === key.ID)
+  expect(arrived.map(r => r.answered)).toEqual([...Array.from({ length: failedAttempts }, () => 500), 200])
+  expect(new Set(arrived.map(r => r.headers['x-cag-event-id'])).size).toBe(1)
+  expect(delivered).toMatchObject({ status: 'delivered', attempts: failedAttempts + 1, lastStatusCode: 200 })
+  await stopAndWait(after)
+}, 300_000)
