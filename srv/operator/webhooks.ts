@@ -40,7 +40,10 @@ export class OperatorWebhooks extends cds.Service {
     this.on(unitsTaken, req => onUnitsTaken(this, req.data.key!, Number(req.data.before), Number(req.data.after)))
     this.on(deliver, req => attempt(this, req.data.delivery!, req.data.attempt ?? 1))
     cds.once('served', () => startSubscriptionCache())
-    cds.once('listening', () => wakeForWaitingAttempts())
+    cds.once('listening', () => {
+      void wakeForWaitingAttempts()
+      startStalledAttemptRecovery(this)
+    })
     return super.init()
   }
 }
@@ -157,6 +160,43 @@ async function post(claimed: Claimed, deliveryId: string): Promise<Outcome> {
     const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` : cause?.code ?? cause?.message ?? (error as Error).message
     return { ok: false, statusCode: null, error: `the receiver was not reached: ${reason}` }
   }
+}
+
+/**
+ * An attempt whose instance stopped while it was sending (after its claim, before its outcome) has
+ * a queue message CAP never takes again (in processing, never failed) and a claim no copy of it can
+ * repeat. Such a delivery (claimed longer ago than an attempt can take, with no outcome recorded) is
+ * given its next attempt: by one instance, through a guarded UPDATE of the claim it found. The
+ * receiver may have had the stalled attempt: it de-duplicates by the event id.
+ */
+const STALLED_AFTER_S = Number(process.env.WEBHOOK_STALLED_ATTEMPT_S ?? 60)
+
+async function recoverStalledAttempts(service: cds.Service) {
+  const before = new Date(Date.now() - STALLED_AFTER_S * 1000).toISOString()
+  const stalled = await cds.tx(() => SELECT.from(WebhookDeliveries).columns('ID', 'attempts', 'lastAttemptAt', 'nextAttemptAt')
+    .where({ status: { in: [pending, retrying] }, attempts: { '>': 0 }, lastAttemptAt: { '<': before } }))
+  for (const delivery of stalled.filter(row => !row.nextAttemptAt || Date.parse(row.nextAttemptAt) <= Date.parse(row.lastAttemptAt!))) {
+    const attempts = Number(delivery.attempts)
+    await cds.tx(async () => {
+      const now = new Date().toISOString()
+      const taken = await UPDATE.entity(WebhookDeliveries)
+        .set({ status: retrying, nextAttemptAt: now, lastError: `attempt ${attempts} was left unfinished by a stopped instance` })
+        .where({ ID: delivery.ID, attempts, lastAttemptAt: delivery.lastAttemptAt })
+      if (taken === 1) await cds.queued(service).send('deliver', { delivery: delivery.ID, attempt: attempts + 1 })
+    })
+  }
+}
+
+let recovery: NodeJS.Timeout | undefined
+
+function startStalledAttemptRecovery(service: cds.Service) {
+  const recover = () => recoverStalledAttempts(service).catch(error => cds.log('webhooks').warn('could not recover stalled webhook attempts', error))
+  void recover()
+  recovery ??= setInterval(recover, STALLED_AFTER_S * 1000).unref()
+  cds.once('shutdown', () => {
+    if (recovery) clearInterval(recovery)
+    recovery = undefined
+  })
 }
 
 let wake: NodeJS.Timeout | undefined

@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import { PurchaseServers } from '../support/purchases.ts'
 import { stopAndWait, type RunningServer } from '../support/server.ts'
-import { WebhookReceiver, verifySignature } from '../support/webhook-receiver.ts'
+import { HOLD, WebhookReceiver, verifySignature } from '../support/webhook-receiver.ts'
 
 /**
  * Webhooks across gateway processes on one database: events raised at two instances at once,
@@ -19,7 +19,7 @@ const receiver = new WebhookReceiver()
 
 beforeAll(async () => {
   await receiver.start()
-  servers = new PurchaseServers({ WEBHOOK_SUBSCRIPTIONS_REFRESH_MS: '300' })
+  servers = new PurchaseServers({ WEBHOOK_SUBSCRIPTIONS_REFRESH_MS: '300', WEBHOOK_STALLED_ATTEMPT_S: '15' })
 })
 
 afterAll(async () => {
@@ -111,5 +111,27 @@ test('a delivery waiting for its back-off when its server stops is sent by the n
   expect(arrived.map(r => r.answered)).toEqual([...Array.from({ length: failedAttempts }, () => 500), 200])
   expect(new Set(arrived.map(r => r.headers['x-cag-event-id'])).size).toBe(1)
   expect(delivered).toMatchObject({ status: 'delivered', attempts: failedAttempts + 1, lastStatusCode: 200 })
+  await stopAndWait(after)
+}, 300_000)
+
+test('a server killed while its attempt waits for the receiver: the next server makes the next attempt, delivered once', async () => {
+  const before = await servers.serve()
+  const { ID } = await subscribe(before, { events: 'key.exhausted' })
+  await settle()
+  const key = await issueKey(before, 1)
+  receiver.answerNext(HOLD)
+  expect((await call(before, 'GET', '/odata/v4/chaina-odata/Blocks?$top=1', undefined, `Bearer ${key.key}`)).status).toBe(200)
+  const forKey = () => receiver.received.filter(r => JSON.parse(r.body).data?.key === key.ID)
+  await receiver.until(() => forKey().length === 1)
+  before.stop('SIGKILL')
+  await before.exited
+  receiver.answerAllOk()
+
+  const after = await servers.serve()
+  const [delivered] = await until(() => deliveriesOf(after, ID), rows => rows[0]?.status === 'delivered')
+  await new Promise(resolve => setTimeout(resolve, 3000))
+  expect(forKey().map(r => r.answered)).toEqual([HOLD, 200])
+  expect(new Set(forKey().map(r => r.headers['x-cag-event-id'])).size).toBe(1)
+  expect(delivered).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 })
   await stopAndWait(after)
 }, 300_000)

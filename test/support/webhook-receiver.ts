@@ -2,6 +2,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
+/** An answer that never comes: the request is held open (until the receiver stops). */
+export const HOLD = 0
+
 /** A delivery as a receiver saw it. */
 export interface Received {
   path: string
@@ -30,6 +33,7 @@ export class WebhookReceiver {
       req.on('end', () => {
         const answered = this.answers.shift() ?? 200
         this.received.push({ path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), arrivedAt: Math.floor(Date.now() / 1000), answered })
+        if (answered === HOLD) return
         res.statusCode = answered
         res.end(answered < 300 ? 'ok' : 'not now')
       })
@@ -39,7 +43,7 @@ export class WebhookReceiver {
     return this
   }
 
-  /** The next deliveries are answered with these statuses, in order. */
+  /** The next deliveries are answered with these statuses, in order (HOLD: never answered). */
   answerNext(...statuses: number[]) {
     this.answers.push(...statuses)
   }
