@@ -1,5 +1,8 @@
 import cds from '@sap/cds'
 import { PurchaseServers } from '../support/purchases.ts'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { runningDevnet } from '../support/chain-a.ts'
 import { stopAndWait, type RunningServer } from '../support/server.ts'
 import { HOLD, WebhookReceiver, verifySignature } from '../support/webhook-receiver.ts'
 
@@ -134,4 +137,44 @@ test('a server killed while its attempt waits for the receiver: the next server 
   expect(new Set(forKey().map(r => r.headers['x-cag-event-id'])).size).toBe(1)
   expect(delivered).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 })
   await stopAndWait(after)
+}, 300_000)
+
+/** An upstream that can be switched off: forwards to this process's devnet while up, drops every connection while down. */
+async function switchableUpstream() {
+  const state = { up: true }
+  const server: Server = createServer(async (req, res) => {
+    if (!state.up) return void req.socket.destroy()
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    const upstream = await fetch(`${runningDevnet().url}${req.url}`, { method: req.method, headers: { 'content-type': req.headers['content-type'] ?? 'application/json', project_id: String(req.headers.project_id ?? '') }, body: chunks.length ? Buffer.concat(chunks) : undefined })
+    res.statusCode = upstream.status
+    res.setHeader('content-type', upstream.headers.get('content-type') ?? 'application/json')
+    res.end(Buffer.from(await upstream.arrayBuffer()))
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  return { state, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, stop: () => new Promise<void>(resolve => { server.close(() => resolve()); server.closeAllConnections() }) }
+}
+
+test('an upstream going down and coming back, as an instance\'s readiness check finds it: upstream.down, then upstream.recovered', async () => {
+  const upstream = await switchableUpstream()
+  const server = await servers.serve({ BLOCKFROST_URL: upstream.url, HEALTH_CACHE_MS: '0', HEALTH_UPSTREAM_INTERVAL_MS: '0', HEALTH_UPSTREAM_TIMEOUT_MS: '3000' })
+  try {
+    const { ID } = await subscribe(server, { events: 'upstream.down,upstream.recovered' })
+    await settle()
+    const ready = () => fetch(`${server.url}/ready`).then(response => response.status)
+    expect(await ready()).toBe(200)
+    upstream.state.up = false
+    expect(await ready()).toBe(503)
+    expect(await ready()).toBe(503)
+    upstream.state.up = true
+    expect(await ready()).toBe(200)
+    const rows = await until(() => deliveriesOf(server, ID), found => found.length === 2 && found.every(row => row.status === 'delivered'))
+    const bodies = rows.map(row => JSON.parse(row.payload)).sort((a, b) => a.occurredAt.localeCompare(b.occurredAt))
+    expect(bodies.map(body => [body.event, body.data.chain])).toEqual([['upstream.down', 'chain-a'], ['upstream.recovered', 'chain-a']])
+    expect(bodies[0].data.reason).toEqual(expect.any(String))
+    await call(server, 'PATCH', `${OP}/WebhookSubscriptions(${ID})`, { active: false })
+  } finally {
+    await stopAndWait(server)
+    await upstream.stop()
+  }
 }, 300_000)
