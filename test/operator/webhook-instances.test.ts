@@ -36,12 +36,15 @@ async function call(server: RunningServer, method: string, path: string, body?: 
   return { status: response.status, body: text ? JSON.parse(text) : undefined }
 }
 
-async function subscribe(server: RunningServer, body: object) {
-  const answer = await call(server, 'POST', `${OP}/WebhookSubscriptions`, { url: `${receiver.url}/hooks`, ...body })
+/** A subscription of its own to the receiver: its deliveries arrive at a path of their own (`received(path)`). */
+async function subscribe(server: RunningServer, body: object, path = `/hooks/${cds.utils.uuid()}`) {
+  const answer = await call(server, 'POST', `${OP}/WebhookSubscriptions`, { url: `${receiver.url}${path}`, ...body })
   expect(answer.body.error).toBeUndefined()
   expect(answer.status).toBe(201)
-  return answer.body as { ID: string; secret: string }
+  return { ...(answer.body as { ID: string; secret: string }), path }
 }
+
+const receivedAt = (path: string) => receiver.received.filter(r => r.path === path)
 
 async function issueKey(server: RunningServer, units: number) {
   const answer = await call(server, 'POST', `${OP}/issueKey`, { plan: 'standard', units, label: 'webhook-instances' })
@@ -67,7 +70,7 @@ const settle = () => new Promise(resolve => setTimeout(resolve, 1500))
 
 test('events raised at two instances at once, some attempts failing: each delivered once, every attempt sent once', async () => {
   const [first, second] = [await servers.serve(), await servers.serve()]
-  const { ID, secret } = await subscribe(first, { events: 'key.exhausted' })
+  const { ID, secret, path } = await subscribe(first, { events: 'key.exhausted' })
   await settle()
   const KEYS = 16
   const keys = await Promise.all(Array.from({ length: KEYS }, () => issueKey(first, 1)))
@@ -75,7 +78,7 @@ test('events raised at two instances at once, some attempts failing: each delive
   const calls = await Promise.all(keys.map((key, i) => call([first, second][i % 2], 'GET', '/odata/v4/chaina-odata/Blocks?$top=1', undefined, `Bearer ${key.key}`)))
   expect(calls.map(answer => answer.status)).toEqual(keys.map(() => 200))
 
-  const mine = () => receiver.received.filter(r => keys.some(key => JSON.parse(r.body).data?.key === key.ID))
+  const mine = () => receivedAt(path)
   await receiver.until(() => new Set(mine().filter(r => r.answered === 200).map(r => r.headers['x-cag-event-id'])).size === KEYS, 120_000)
   const rows = await until(() => deliveriesOf(first, ID), found => found.length === KEYS && found.every(row => row.status === 'delivered'))
   // Whatever is still in flight would show now.
@@ -95,7 +98,7 @@ test('events raised at two instances at once, some attempts failing: each delive
 
 test('a delivery waiting for its back-off when its server stops is sent by the next server, once', async () => {
   const before = await servers.serve()
-  const { ID } = await subscribe(before, { events: 'key.exhausted' })
+  const { ID, path } = await subscribe(before, { events: 'key.exhausted' })
   await settle()
   const key = await issueKey(before, 1)
   receiver.answerNext(...Array.from({ length: 50 }, () => 500))
@@ -103,28 +106,30 @@ test('a delivery waiting for its back-off when its server stops is sent by the n
   // After the fourth failed attempt the next one is 8 s away: the server stops within them.
   const [waiting] = await until(() => deliveriesOf(before, ID), rows => rows[0]?.status === 'retrying' && Number(rows[0].attempts) >= 4)
   await stopAndWait(before)
-  const failedAttempts = receiver.received.filter(r => JSON.parse(r.body).data?.key === key.ID).length
+  const failedAttempts = receivedAt(path).length
   expect(failedAttempts).toBe(Number(waiting.attempts))
   receiver.answerAllOk()
 
   const after = await servers.serve()
   const [delivered] = await until(() => deliveriesOf(after, ID), rows => rows[0]?.status === 'delivered')
   await new Promise(resolve => setTimeout(resolve, 3000))
-  const arrived = receiver.received.filter(r => JSON.parse(r.body).data?.key === key.ID)
+  const arrived = receivedAt(path)
   expect(arrived.map(r => r.answered)).toEqual([...Array.from({ length: failedAttempts }, () => 500), 200])
+  expect(arrived.every(r => JSON.parse(r.body).data.key === key.ID)).toBe(true)
   expect(new Set(arrived.map(r => r.headers['x-cag-event-id'])).size).toBe(1)
   expect(delivered).toMatchObject({ status: 'delivered', attempts: failedAttempts + 1, lastStatusCode: 200 })
+  await call(after, 'PATCH', `${OP}/WebhookSubscriptions(${ID})`, { active: false })
   await stopAndWait(after)
 }, 300_000)
 
 test('a server killed while its attempt waits for the receiver: the next server makes the next attempt, delivered once', async () => {
   const before = await servers.serve()
-  const { ID } = await subscribe(before, { events: 'key.exhausted' })
+  const { ID, path } = await subscribe(before, { events: 'key.exhausted' })
   await settle()
   const key = await issueKey(before, 1)
   receiver.answerNext(HOLD)
   expect((await call(before, 'GET', '/odata/v4/chaina-odata/Blocks?$top=1', undefined, `Bearer ${key.key}`)).status).toBe(200)
-  const forKey = () => receiver.received.filter(r => JSON.parse(r.body).data?.key === key.ID)
+  const forKey = () => receivedAt(path)
   await receiver.until(() => forKey().length === 1)
   before.stop('SIGKILL')
   await before.exited
@@ -135,7 +140,9 @@ test('a server killed while its attempt waits for the receiver: the next server 
   await new Promise(resolve => setTimeout(resolve, 3000))
   expect(forKey().map(r => r.answered)).toEqual([HOLD, 200])
   expect(new Set(forKey().map(r => r.headers['x-cag-event-id'])).size).toBe(1)
+  expect(forKey().every(r => JSON.parse(r.body).data.key === key.ID)).toBe(true)
   expect(delivered).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 })
+  await call(after, 'PATCH', `${OP}/WebhookSubscriptions(${ID})`, { active: false })
   await stopAndWait(after)
 }, 300_000)
 

@@ -188,6 +188,9 @@ describe('deliveries', () => {
     } finally {
       await deactivate(ID)
     }
+    // Its next attempt finds the subscription deactivated: the delivery has failed, and nothing is left queued.
+    const [ended] = await until(() => deliveriesOf(ID), rows => rows[0]?.status === 'failed')
+    expect(ended).toMatchObject({ status: 'failed', attempts: 2, lastError: 'the subscription was deactivated' })
   })
 
   test('metered calls: the balance crossing the threshold, then the key running out, each once', async () => {

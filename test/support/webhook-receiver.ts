@@ -62,7 +62,7 @@ export class WebhookReceiver {
   async until(condition: (received: Received[]) => boolean, timeoutMs = 60_000): Promise<Received[]> {
     const giveUpAt = Date.now() + timeoutMs
     while (!condition(this.received)) {
-      if (Date.now() > giveUpAt) throw new Error(`the receiver did not see what was awaited within ${timeoutMs} ms; it got ${this.received.length}: ${this.received.map(r => r.body).join('\n')}`)
+      if (Date.now() > giveUpAt) throw new Error(`the receiver did not see what was awaited within ${timeoutMs} ms; it got ${this.received.length}: ${this.received.map(r => `${r.answered} ${r.body}`).join('\n')}`)
       await new Promise(resolve => setTimeout(resolve, 100))
     }
     return this.received
