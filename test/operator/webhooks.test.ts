@@ -2,6 +2,7 @@ import cds from '@sap/cds'
 import { bearer, freshClientAddress, issueTestKey, sendFrom } from '../support/gateway.ts'
 import { WebhookReceiver, verifySignature } from '../support/webhook-receiver.ts'
 import { createVouchers } from '../../srv/key-lanes/vouchers.ts'
+import { publishWebhookEvent } from '../../srv/lib/webhooks.ts'
 
 /**
  * Webhooks, through the hosted gateway: an operator subscribes a URL (validated, its secret shown
@@ -206,6 +207,24 @@ describe('deliveries', () => {
       expect(rows.map(row => row.event).sort()).toEqual(['key.balance_low', 'key.exhausted'])
       expect(forKey(receiver.received).map(body => [body.event, body.data.unitsLeft]).sort()).toEqual([['key.balance_low', 1], ['key.exhausted', 0]])
       expect(forKey(receiver.received).find(body => body.event === 'key.balance_low').data.threshold).toBe(2)
+    } finally {
+      await deactivate(ID)
+    }
+  })
+
+  test('an event published in a transaction that rolls back: no delivery recorded, nothing sent', async () => {
+    const { ID } = await subscribe({ events: 'voucher.redeemed' })
+    try {
+      const marker = cds.utils.uuid()
+      await expect(cds.tx(async () => {
+        await publishWebhookEvent('voucher.redeemed', { voucher: marker, units: 1 })
+        throw new Error('the change failed')
+      })).rejects.toThrow('the change failed')
+      await cds.tx(() => publishWebhookEvent('voucher.redeemed', { voucher: `${marker}-committed`, units: 1 }))
+      await receiver.until(all => all.some(r => JSON.parse(r.body).data?.voucher === `${marker}-committed`))
+      const rows = await until(() => deliveriesOf(ID), found => found.every(row => row.status === 'delivered'))
+      expect(rows.map(row => JSON.parse(row.payload).data.voucher)).toEqual([`${marker}-committed`])
+      expect(receiver.received.filter(r => JSON.parse(r.body).data?.voucher === marker)).toEqual([])
     } finally {
       await deactivate(ID)
     }
