@@ -98,7 +98,7 @@ interface Outcome {
 /** One attempt at one delivery (the queued `deliver`). */
 async function attempt(service: cds.Service, deliveryId: string, number: number) {
   const claimed = await cds.tx(() => claimAttempt(deliveryId, number))
-  if (!claimed) return
+  if (!claimed) return void cds.log('webhooks').info(`attempt ${number} of delivery ${deliveryId} was taken already (or the delivery has ended): not sent again`)
   const outcome = claimed.gone ? { ok: false, statusCode: null, error: claimed.gone } : await post(claimed, deliveryId)
   const now = new Date().toISOString()
   const last = { lastStatusCode: outcome.statusCode, lastError: outcome.error?.slice(0, ERROR_LENGTH) ?? null, lastAttemptAt: now }
