@@ -1,5 +1,5 @@
 import cds from '@sap/cds'
-import { PurchaseServers } from '../support/purchases.ts'
+import { paymentFor, post, PurchaseServers } from '../support/purchases.ts'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { runningDevnet } from '../support/chain-a.ts'
@@ -11,8 +11,10 @@ import { HOLD, WebhookReceiver, verifySignature } from '../support/webhook-recei
  * with failed attempts retried, each reach the receiver once per attempt and are delivered once
  * (CAP's queue claims each message for one instance; each attempt is claimed once more by a
  * guarded UPDATE); a delivery waiting for its back-off when its server stops is sent by the next
- * server, once.
+ * server, once; one killed while its attempt waits is given its next attempt by the next server;
+ * an upstream switched off and on, and an x402 payment credited, are delivered as events.
  */
+process.env.DEVNET_WALLETS = '6'
 cds.test(__dirname + '/../..')
 
 const ALICE = `Basic ${Buffer.from('alice:').toString('base64')}`
@@ -28,6 +30,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await servers.stopAll()
   await receiver.stop()
+  delete process.env.DEVNET_WALLETS
 })
 
 async function call(server: RunningServer, method: string, path: string, body?: unknown, authorization = ALICE) {
@@ -185,5 +188,33 @@ test('an upstream going down and coming back, as an instance\'s readiness check 
   } finally {
     await stopAndWait(server)
     await upstream.stop()
+  }
+}, 300_000)
+
+test('an x402 payment credited: payment.credited, once, with the key, the pack and the transaction', async () => {
+  const server = await servers.serve()
+  try {
+    const { ID, path } = await subscribe(server, { events: 'payment.credited' })
+    await settle()
+    const signature = await paymentFor(server, 'wallet-4')
+    const pending = await post(server, '/keys', undefined, signature)
+    expect(pending.body.error.code).toBe('SETTLEMENT_PENDING')
+    runningDevnet().produceBlock()
+    runningDevnet().produceBlock()
+    const bought = await post(server, '/keys', undefined, signature)
+    expect(bought.body.id).toEqual(expect.any(String))
+    expect(bought.status).toBe(200)
+    expect((await post(server, '/keys', undefined, signature)).body.error.code).toBe('PAYMENT_ALREADY_CREDITED')
+    const [delivered] = await until(() => deliveriesOf(server, ID), rows => rows.length === 1 && rows[0].status === 'delivered')
+    await new Promise(resolve => setTimeout(resolve, 2000))
+    const arrived = receivedAt(path)
+    expect(arrived).toHaveLength(1)
+    expect(JSON.parse(arrived[0].body)).toMatchObject({
+      event: 'payment.credited', data: { key: bought.body.id, pack: 'starter', units: 10000, transaction: pending.body.transaction, newKey: true },
+    })
+    expect(delivered).toMatchObject({ event: 'payment.credited', attempts: 1 })
+    await call(server, 'PATCH', `${OP}/WebhookSubscriptions(${ID})`, { active: false })
+  } finally {
+    await stopAndWait(server)
   }
 }, 300_000)
