@@ -68,8 +68,8 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
   }
 }
 
-/** Waits until every instance's subscriptions in memory include the new one (each reads them every 300 ms here). */
-const settle = () => new Promise(resolve => setTimeout(resolve, 1500))
+/** Waits until every instance's subscriptions in memory include the new one (each reads them every 300 ms here: ten times over, on a busy machine). */
+const settle = () => new Promise(resolve => setTimeout(resolve, 3000))
 
 test('events raised at two instances at once, some attempts failing: each delivered once, every attempt sent once', async () => {
   const [first, second] = [await servers.serve(), await servers.serve()]
@@ -111,8 +111,9 @@ test('a delivery waiting for its back-off when its server stops is sent by the n
   // After the fourth failed attempt the next one is 8 s away: the server stops within them.
   const [waiting] = await until(() => deliveriesOf(before, ID), rows => rows[0]?.status === 'retrying' && Number(rows[0].attempts) >= 4)
   await stopAndWait(before)
+  // An attempt may have gone out while the server was stopping: counted here, and recorded (or made again) by the next server.
   const failedAttempts = receivedAt(path).length
-  expect(failedAttempts).toBe(Number(waiting.attempts))
+  expect(failedAttempts).toBeGreaterThanOrEqual(Number(waiting.attempts))
   receiver.answerAllOk()
 
   const after = await servers.serve()
