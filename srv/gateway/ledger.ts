@@ -5,6 +5,7 @@ import { forDatabase, isPostgres, rowsChanged, tableOf } from '../lib/plain-sql.
 import { outsideRequest } from '../lib/request-work.ts'
 import { databaseOutageOf } from '../lib/database-outage.ts'
 import { recordRefund } from '../metrics/instruments.ts'
+import { tellWebhooks } from '../lib/webhooks.ts'
 
 /**
  * Units move only here, each time by one guarded UPDATE of the balance and the ledger entry that
@@ -129,15 +130,21 @@ async function reserveAs(kind: string, call: Call): Promise<Reservation> {
   return cds.tx(async tx => {
     const now = new Date().toISOString()
     const id = isLease ? call.requestId : cds.utils.uuid()
+    let unitsLeft: number
     if (isPostgres()) {
       const [reserved] = await tx.run(statement('reserveInOne'), [call.units, now, call.keyId, call.secretHash, id, call.routeClass || null, call.route || null, call.requestId, call.version, kind])
-      return reserved ? { ok: true as const, unitsLeft: Number(reserved.unitsLeft) } : diagnose(tx, call, now)
+      if (!reserved) return diagnose(tx, call, now)
+      unitsLeft = Number(reserved.unitsLeft)
+    } else {
+      const reserved = await run(tx, 'reserve', [call.units, now, call.keyId, call.secretHash, call.version, now, call.units])
+      if (!changed(reserved)) return diagnose(tx, call, now)
+      if (isLease) await run(tx, 'leaseEntry', [id, call.keyId, -call.units, call.requestId, now, call.units, now])
+      else await run(tx, 'entry', [id, call.keyId, LedgerEntryKind.charge, -call.units, LedgerEntry.state.pending, call.routeClass, call.route, call.requestId, null, null, now, null, null])
+      unitsLeft = await unitsLeftOf(tx, call.keyId)
     }
-    const reserved = await run(tx, 'reserve', [call.units, now, call.keyId, call.secretHash, call.version, now, call.units])
-    if (!changed(reserved)) return diagnose(tx, call, now)
-    if (isLease) await run(tx, 'leaseEntry', [id, call.keyId, -call.units, call.requestId, now, call.units, now])
-    else await run(tx, 'entry', [id, call.keyId, LedgerEntryKind.charge, -call.units, LedgerEntry.state.pending, call.routeClass, call.route, call.requestId, null, null, now, null, null])
-    return { ok: true as const, unitsLeft: await unitsLeftOf(tx, call.keyId) }
+    // In this transaction: a threshold crossed is delivered only if the charge commits.
+    if (call.units > 0) await tellWebhooks('unitsTaken', { key: call.keyId, before: unitsLeft + call.units, after: unitsLeft })
+    return { ok: true as const, unitsLeft }
   })
 }
 

@@ -10,6 +10,7 @@ import { indexerSettings } from '../chainb-indexer/settings.ts'
 import { jobSettings } from '../chainb/jobs/config.ts'
 import type { HealthSettings } from './settings.ts'
 import { failureReason, withinTime } from './timeouts.ts'
+import { publishWebhookEventSoon } from '../lib/webhooks.ts'
 
 /**
  * The parts the readiness probe checks, each on its own and within its own time: the database, each
@@ -59,16 +60,24 @@ export class UpstreamWatch {
   private last?: { at: number; ok: boolean; reason?: string }
 
   private readonly tip: () => Promise<unknown>
+  private readonly chain: string
 
-  constructor(tip: () => Promise<unknown>) {
+  constructor(chain: string, tip: () => Promise<unknown>) {
+    this.chain = chain
     this.tip = tip
   }
 
   async check(settings: HealthSettings): Promise<Check> {
     const now = Date.now()
-    if (!this.last?.ok || now - this.last.at >= settings.upstreamIntervalMs) this.last = await this.ask(settings)
+    if (!this.last?.ok || now - this.last.at >= settings.upstreamIntervalMs) this.noticed(this.last, (this.last = await this.ask(settings)))
     const { ok, at, reason } = this.last
     return { status: ok ? 'UP' : 'DOWN', ...(reason ? { reason } : {}), checkedAt: iso(at), lastSuccessAt: iso(this.lastSuccessAt) }
+  }
+
+  /** Webhooks hear when this instance finds the upstream down, and when it answers again (each instance tells what it saw). */
+  private noticed(before: { ok: boolean } | undefined, now: { ok: boolean; reason?: string; at: number }) {
+    if ((before?.ok ?? true) === now.ok) return
+    publishWebhookEventSoon(now.ok ? 'upstream.recovered' : 'upstream.down', { chain: this.chain, ...(now.reason ? { reason: now.reason } : {}), checkedAt: iso(now.at) })
   }
 
   private async ask(settings: HealthSettings) {
@@ -142,8 +151,8 @@ async function checkChain(enabled: boolean, upstream: UpstreamWatch, follower: (
   return { status: 'UP', upstream: upstreamCheck, follower: followerCheck }
 }
 
-const chainAUpstream = new UpstreamWatch(async () => (await chainA()).port.tip())
-const chainBUpstream = new UpstreamWatch(async () => (await chainB()).port.tip())
+const chainAUpstream = new UpstreamWatch('chain-a', async () => (await chainA()).port.tip())
+const chainBUpstream = new UpstreamWatch('chain-b', async () => (await chainB()).port.tip())
 
 export const checkChainA = (settings: HealthSettings) =>
   checkChain(chainAEnabled(), chainAUpstream, () => checkFollower(ChainASyncState, followerSettings().enabled, settings), settings)

@@ -3,6 +3,7 @@ import { Packs, Purchase, Purchases } from '#cds-models/gateway'
 import { insertKey, type IssuedKey } from '../gateway/accounts.ts'
 import { laneConfig } from './config.ts'
 import { creditInTransaction } from '../gateway/ledger.ts'
+import { publishWebhookEvent } from '../lib/webhooks.ts'
 import { forgetPayerOutputs, type PaymentChain } from './payment-chain.ts'
 import type { QuoteTerms } from './purchase-quotes.ts'
 import type { PaymentProblem } from './x402.ts'
@@ -179,10 +180,13 @@ export async function creditPurchase(quote: QuoteTerms, settlement: { txHash: st
       const now = new Date().toISOString()
       if (quote.lane === 'topup') {
         if (!(await markCredited(quote.quoteId, settlement.txHash, quote.keyId!, now))) throw new AlreadyCredited()
-        return { kind: 'top-up' as const, keyId: quote.keyId!, unitsLeft: await creditInTransaction(tx, quote.keyId!, quote.units, note, reference) }
+        const unitsLeft = await creditInTransaction(tx, quote.keyId!, quote.units, note, reference)
+        await publishWebhookEvent('payment.credited', { key: quote.keyId, pack: quote.pack, units: quote.units, transaction: settlement.txHash, payer: settlement.payer, newKey: false, unitsLeft })
+        return { kind: 'top-up' as const, keyId: quote.keyId!, unitsLeft }
       }
       const issued = await insertKey({ plan: await planOf(quote.pack), units: quote.units, boundAddress: settlement.payer, label: `bought: ${quote.pack}`, note, reference })
       if (!(await markCredited(quote.quoteId, settlement.txHash, issued.id, now))) throw new AlreadyCredited()
+      await publishWebhookEvent('payment.credited', { key: issued.id, pack: quote.pack, units: quote.units, transaction: settlement.txHash, payer: settlement.payer, newKey: true, unitsLeft: issued.unitsLeft })
       return { kind: 'new-key' as const, issued }
     })
   } catch (error) {

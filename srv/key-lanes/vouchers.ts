@@ -7,6 +7,7 @@ import { laneConfig } from './config.ts'
 import { deliverKey } from '../gateway/key-delivery.ts'
 import { creditInTransaction } from '../gateway/ledger.ts'
 import { FailureWindow } from '../gateway/rate-limits.ts'
+import { publishWebhookEvent } from '../lib/webhooks.ts'
 import { hashVoucherCode, hintOfCode, newVoucherCode, normaliseCode, parseVoucherCode } from './voucher-codes.ts'
 import { badInput, notFound } from '../lib/errors.ts'
 import { isUniqueViolation, runWrite, tableOf } from '../lib/plain-sql.ts'
@@ -161,10 +162,12 @@ async function redeem(codeHash: string, key?: KeyRecord): Promise<Redemption> {
           plan: VOUCHER_PLAN, units: voucher.units, label: 'voucher', note: `voucher ${voucher.hint}`, reference: `voucher:${voucher.ID}:${redemptionId}`,
         })
         await recordRedemption(redemptionId, voucher.ID, issued.id)
+        await publishWebhookEvent('voucher.redeemed', { voucher: voucher.ID, hint: voucher.hint, units: voucher.units, key: issued.id, newKey: true })
         return ok(deliverKey(issued, { voucher: { id: voucher.ID, units: voucher.units } }))
       }
       await recordRedemption(redemptionId, voucher.ID, key.ID)
       const unitsLeft = await creditInTransaction(tx, key.ID, voucher.units, `voucher ${voucher.hint}`, `voucher:${voucher.ID}:${key.ID}`)
+      await publishWebhookEvent('voucher.redeemed', { voucher: voucher.ID, hint: voucher.hint, units: voucher.units, key: key.ID, newKey: false, unitsLeft })
       return ok({ id: key.ID, credited: voucher.units, unitsLeft }, { [UNITS_LEFT]: unitsLeft })
     })
     return { answer }

@@ -94,6 +94,16 @@ service OperatorService {
   /** Creates `count` codes worth `units` each, each redeemable by `uses` different keys (1 when absent) until `expiresAt` (never when absent). */
   action createVouchers(units : Units not null, count : Integer not null, uses : Integer, expiresAt : Timestamp, label : String(100), reason : String(200)) returns VoucherBatch;
 
+  /**
+   * URLs subscribed to events (docs/routes.md#webhooks). The secret is write-only: given (or made,
+   * `whsec_...`) on create, it is in that answer and in the answer to a change that replaces it,
+   * and reads as null ever after. Deactivate (active: false) to pause; delete to remove.
+   */
+  @cds.search: { url, description, events }
+  entity WebhookSubscriptions    as projection on db.WebhookSubscriptions;
+  /** Each event sent to each subscription: its body, status and attempts. */
+  @readonly entity WebhookDeliveries as projection on db.WebhookDeliveries;
+
   action issueKey(plan : String(20) not null, units : Units, validDays : Integer, label : String(100), boundAddress : String(120), reason : String(200)) returns IssuedKey;
   /**
    * Exports of a period, streamed as CSV (`format='csv'`, the default) or JSON (`format='json'`, one

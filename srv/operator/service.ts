@@ -8,6 +8,7 @@ import { currentActor, recordAction, verifyAudit as checkAudit } from './audit.t
 import * as actions from './key-actions.ts'
 import { startExport } from './exports.ts'
 import * as voucherActions from './voucher-actions.ts'
+import { auditedSubscriptionChange } from './webhook-subscriptions.ts'
 
 /**
  * The operator's service (service.cds): reads are CAP's own; each action wires a named operator
@@ -59,6 +60,7 @@ export class OperatorService extends cds.ApplicationService {
     this.on(exportLedger, req => startExport('ledger', req.data))
     this.on(exportUsage, req => startExport('usage', req.data))
     this.on(exportAudit, req => startExport('audit', req.data))
+    this.on(['CREATE', 'UPDATE', 'DELETE'], 'WebhookSubscriptions', (req, next) => auditedSubscriptionChange(req, () => next()))
     return super.init()
   }
 }

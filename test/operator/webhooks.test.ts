@@ -1,0 +1,247 @@
+import cds from '@sap/cds'
+import { bearer, freshClientAddress, issueTestKey, sendFrom } from '../support/gateway.ts'
+import { WebhookReceiver, verifySignature } from '../support/webhook-receiver.ts'
+import { createVouchers } from '../../srv/key-lanes/vouchers.ts'
+import { publishWebhookEvent } from '../../srv/lib/webhooks.ts'
+
+/**
+ * Webhooks, through the hosted gateway: an operator subscribes a URL (validated, its secret shown
+ * once, each change audited without it); events from real triggers (a voucher redeemed, a key's
+ * balance crossing a threshold and running out) are delivered signed to a local receiver, retried
+ * after failures with each attempt recorded, and a deactivated subscription gets nothing.
+ */
+process.env.GATEWAY_ENABLED = 'true'
+const app = cds.test(__dirname + '/../..') as any
+const { GET, POST, PATCH, DELETE: DEL, defaults } = app
+defaults.validateStatus = () => true
+defaults.auth = { username: 'alice', password: '' }
+
+const OP = '/odata/v4/operator'
+const receiver = new WebhookReceiver()
+
+beforeAll(() => receiver.start())
+afterAll(async () => {
+  await receiver.stop()
+  delete process.env.GATEWAY_ENABLED
+})
+
+const subscribe = async (body: object) => {
+  const { data, status } = await POST(`${OP}/WebhookSubscriptions`, { url: `${receiver.url}/hooks`, ...body })
+  expect(data.error).toBeUndefined()
+  expect(status).toBe(201)
+  return data as { ID: string; secret: string }
+}
+
+const deactivate = (id: string) => PATCH(`${OP}/WebhookSubscriptions(${id})`, { active: false })
+
+const deliveriesOf = async (subscriptionId: string) =>
+  (await GET(`${OP}/WebhookDeliveries?$filter=subscription_ID eq ${subscriptionId}&$orderby=createdAt`)).data.value as any[]
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  const giveUpAt = Date.now() + timeoutMs
+  for (;;) {
+    const value = await read()
+    if (done(value) || Date.now() > giveUpAt) return value
+    await new Promise(resolve => setTimeout(resolve, 200))
+  }
+}
+
+const redeemVoucher = async (units: number) => {
+  const [voucher] = await createVouchers({ units, count: 1 })
+  const answer = await sendFrom(app.url, 'POST', '/vouchers/redeem', { from: freshClientAddress(), raw: JSON.stringify({ code: voucher.code }) })
+  expect(answer.status).toBe(200)
+  return { voucher, key: answer.body as { id: string } }
+}
+
+describe('subscriptions', () => {
+  test('created with a secret of its own: shown in the answer once, never read back; audited without it', async () => {
+    const { ID, secret } = await subscribe({ events: 'voucher.redeemed', description: 'audit check' })
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/)
+    const { data } = await GET(`${OP}/WebhookSubscriptions(${ID})`)
+    expect(data).toMatchObject({ ID, events: 'voucher.redeemed', active: true, secret: null, createdBy: 'alice' })
+    expect(JSON.stringify((await GET(`${OP}/WebhookSubscriptions`)).data)).not.toContain(secret)
+    const audit = (await GET(`${OP}/AuditLog?$filter=target eq 'webhook:${ID}'`)).data.value
+    expect(audit).toEqual([expect.objectContaining({ actor: 'alice', action: 'webhook.create' })])
+    expect(JSON.stringify(audit)).not.toContain(secret)
+    await deactivate(ID)
+  })
+
+  test('a secret given on create is taken; a change replaces it (answered once, audited as replaced, never shown)', async () => {
+    const { ID, secret } = await subscribe({ events: 'voucher.redeemed', secret: 'a-secret-of-the-operators-own' })
+    expect(secret).toBe('a-secret-of-the-operators-own')
+    const { data } = await PATCH(`${OP}/WebhookSubscriptions(${ID})`, { secret: 'another-secret-long-enough', active: false })
+    expect(data).toMatchObject({ secret: 'another-secret-long-enough', active: false })
+    expect((await GET(`${OP}/WebhookSubscriptions(${ID})`)).data.secret).toBeNull()
+    const audit = (await GET(`${OP}/AuditLog?$filter=target eq 'webhook:${ID}'&$orderby=sequence`)).data.value
+    expect(audit.map((entry: any) => [entry.action, entry.reason])).toEqual([['webhook.create', null], ['webhook.update', 'secret replaced']])
+    expect(JSON.stringify(audit)).not.toMatch(/another-secret|operators-own/)
+  })
+
+  test('deleted: gone, audited', async () => {
+    const { ID } = await subscribe({ events: 'upstream.down' })
+    expect((await DEL(`${OP}/WebhookSubscriptions(${ID})`)).status).toBe(204)
+    expect((await GET(`${OP}/WebhookSubscriptions(${ID})`)).status).toBe(404)
+    const audit = (await GET(`${OP}/AuditLog?$filter=target eq 'webhook:${ID}'&$orderby=sequence`)).data.value
+    expect(audit.map((entry: any) => entry.action)).toEqual(['webhook.create', 'webhook.delete'])
+  })
+
+  test.each([
+    ['no url', { events: 'key.exhausted', url: undefined }, 'INVALID_WEBHOOK_URL'],
+    ['a url that is no url', { events: 'key.exhausted', url: 'not a url' }, 'INVALID_WEBHOOK_URL'],
+    ['an ftp url', { events: 'key.exhausted', url: 'ftp://example.org/hook' }, 'INVALID_WEBHOOK_URL'],
+    ['a file url', { events: 'key.exhausted', url: 'file:///etc/passwd' }, 'INVALID_WEBHOOK_URL'],
+    ['a url with a password', { events: 'key.exhausted', url: 'https://user:pw@example.org/hook' }, 'INVALID_WEBHOOK_URL'],
+    ['a huge url', { events: 'key.exhausted', url: `https://example.org/${'a'.repeat(100_000)}` }, 'ASSERT_DATA_TYPE'],
+    ['a url that is a number', { events: 'key.exhausted', url: 42 }, 'ASSERT_DATA_TYPE'],
+    ['an unknown event', { events: 'key.exhausted,key.stolen' }, 'UNKNOWN_WEBHOOK_EVENT'],
+    ['no events', { events: ' , ' }, 'UNKNOWN_WEBHOOK_EVENT'],
+    ['events as an array', { events: ['key.exhausted'] }, 'ASSERT_DATA_TYPE'],
+    ['a long event list', { events: 'key.exhausted,'.repeat(1_000) }, 'ASSERT_DATA_TYPE'],
+    ['a body over the limit', { events: 'key.exhausted,'.repeat(100_000) }, 'PAYLOAD_TOO_LARGE'],
+    ['balance_low without its threshold', { events: 'key.balance_low' }, 'INVALID_WEBHOOK_THRESHOLD'],
+    ['a negative threshold', { events: 'key.balance_low', balanceThreshold: -5 }, 'INVALID_WEBHOOK_THRESHOLD'],
+    ['a threshold that is text', { events: 'key.balance_low', balanceThreshold: 'lots' }, 'ASSERT_DATA_TYPE'],
+    ['a threshold of zero', { events: 'key.balance_low', balanceThreshold: 0 }, 'INVALID_WEBHOOK_THRESHOLD'],
+    ['a short secret', { events: 'key.exhausted', secret: 'short' }, 'INVALID_WEBHOOK_SECRET'],
+    ['a huge secret', { events: 'key.exhausted', secret: 'x'.repeat(100_000) }, 'ASSERT_DATA_TYPE'],
+    ['a secret that is a number', { events: 'key.exhausted', secret: 1234567890123456 }, 'ASSERT_DATA_TYPE'],
+  ])('%s: 4xx with its code, nothing created', async (_, body, code) => {
+    const before = (await GET(`${OP}/WebhookSubscriptions/$count`)).data
+    const { data, status } = await POST(`${OP}/WebhookSubscriptions`, { url: `${receiver.url}/hooks`, ...body })
+    expect(data.error.code).toBe(code)
+    expect(status).toBe(code === 'PAYLOAD_TOO_LARGE' ? 413 : 400)
+    expect((await GET(`${OP}/WebhookSubscriptions/$count`)).data).toBe(before)
+  })
+
+  test('a huge description, or a change to an unknown event: 4xx with a code, never 5xx', async () => {
+    const huge = await POST(`${OP}/WebhookSubscriptions`, { url: `${receiver.url}/hooks`, events: 'key.exhausted', description: 'd'.repeat(100_000) })
+    expect(huge.data.error.code).toEqual(expect.any(String))
+    expect(huge.status).toBeGreaterThanOrEqual(400)
+    expect(huge.status).toBeLessThan(500)
+    const { ID } = await subscribe({ events: 'key.exhausted', active: false })
+    const changed = await PATCH(`${OP}/WebhookSubscriptions(${ID})`, { events: 'key.everything' })
+    expect(changed.data.error.code).toBe('UNKNOWN_WEBHOOK_EVENT')
+    expect(changed.status).toBe(400)
+    const filtered = await GET(`${OP}/WebhookSubscriptions?$filter=secret eq 'x'`)
+    expect(filtered.status).toBeLessThan(500)
+    expect(filtered.data.value ?? []).toEqual([])
+  })
+
+  test('deliveries are read-only; a user without the operator role gets nothing', async () => {
+    const write = await POST(`${OP}/WebhookDeliveries`, { event: 'key.exhausted', payload: '{}' })
+    expect(write.status).toBeGreaterThanOrEqual(400)
+    expect(write.status).toBeLessThan(500)
+    const bob = { auth: { username: 'bob', password: '' } }
+    expect((await GET(`${OP}/WebhookSubscriptions`, bob)).status).toBe(403)
+    expect((await GET(`${OP}/WebhookDeliveries`, bob)).status).toBe(403)
+  })
+})
+
+describe('deliveries', () => {
+  test('a voucher redeemed: one signed delivery, fresh, with the event id for de-duplication, recorded as delivered', async () => {
+    const { ID, secret } = await subscribe({ events: 'voucher.redeemed' })
+    try {
+      const { voucher, key } = await redeemVoucher(25)
+      const [delivery] = await receiver.until(received => received.some(r => JSON.parse(r.body).data?.voucher === voucher.id)).then(all => all.filter(r => JSON.parse(r.body).data?.voucher === voucher.id))
+      const body = JSON.parse(delivery.body)
+      expect(body).toMatchObject({ id: expect.any(String), event: 'voucher.redeemed', occurredAt: expect.any(String), data: { voucher: voucher.id, units: 25, key: key.id, newKey: true } })
+      expect(delivery.headers['x-cag-event-id']).toBe(body.id)
+      expect(delivery.headers['x-cag-event']).toBe('voucher.redeemed')
+      expect(delivery.headers['content-type']).toBe('application/json')
+      expect(verifySignature(secret, delivery.body, delivery.headers['x-cag-signature'] as string, delivery.arrivedAt)).toEqual({ valid: true, fresh: true })
+      expect(verifySignature('another secret', delivery.body, delivery.headers['x-cag-signature'] as string).valid).toBe(false)
+      expect(verifySignature(secret, delivery.body.replace('25', '26'), delivery.headers['x-cag-signature'] as string).valid).toBe(false)
+      const [recorded] = await until(() => deliveriesOf(ID), rows => rows[0]?.status === 'delivered')
+      expect(recorded).toMatchObject({ event: 'voucher.redeemed', eventId: body.id, status: 'delivered', attempts: 1, lastStatusCode: 200, lastError: null, payload: delivery.body })
+      expect(receiver.of(body.id)).toHaveLength(1)
+    } finally {
+      await deactivate(ID)
+    }
+  })
+
+  test('a receiver answering 500 twice: tried again after a back-off, delivered on the third attempt, each attempt recorded', async () => {
+    const { ID } = await subscribe({ events: 'voucher.redeemed' })
+    try {
+      receiver.answerNext(500, 500)
+      const { voucher } = await redeemVoucher(7)
+      const mine = (all: typeof receiver.received) => all.filter(r => JSON.parse(r.body).data?.voucher === voucher.id)
+      const retrying = await until(() => deliveriesOf(ID), rows => rows[0]?.status === 'retrying')
+      expect(retrying[0]).toMatchObject({ status: 'retrying', lastStatusCode: 500, lastError: 'the receiver answered HTTP 500' })
+      await receiver.until(all => mine(all).some(r => r.answered === 200))
+      const attempts = mine(receiver.received)
+      expect(attempts.map(r => r.answered)).toEqual([500, 500, 200])
+      expect(new Set(attempts.map(r => r.headers['x-cag-event-id'])).size).toBe(1)
+      expect(new Set(attempts.map(r => r.body)).size).toBe(1)
+      const [recorded] = await until(() => deliveriesOf(ID), rows => rows[0]?.status === 'delivered')
+      expect(recorded).toMatchObject({ status: 'delivered', attempts: 3, lastStatusCode: 200 })
+    } finally {
+      await deactivate(ID)
+    }
+  })
+
+  test('a receiver that is not there: recorded as retrying with the reason', async () => {
+    const { ID } = await subscribe({ events: 'voucher.redeemed', url: 'http://127.0.0.1:9/nobody-listens' })
+    try {
+      await redeemVoucher(3)
+      const [recorded] = await until(() => deliveriesOf(ID), rows => rows[0]?.status === 'retrying')
+      expect(recorded).toMatchObject({ status: 'retrying', attempts: 1, lastStatusCode: null, lastError: expect.stringMatching(/^the receiver was not reached: /) })
+      expect(Date.parse(recorded.nextAttemptAt)).toBeGreaterThan(Date.parse(recorded.lastAttemptAt))
+    } finally {
+      await deactivate(ID)
+    }
+    // Its next attempt finds the subscription deactivated: the delivery has failed, and nothing is left queued.
+    const [ended] = await until(() => deliveriesOf(ID), rows => rows[0]?.status === 'failed')
+    expect(ended).toMatchObject({ status: 'failed', attempts: 2, lastError: 'the subscription was deactivated' })
+  })
+
+  test('metered calls: the balance crossing the threshold, then the key running out, each once', async () => {
+    const { ID } = await subscribe({ events: 'key.balance_low,key.exhausted', balanceThreshold: 2 })
+    try {
+      const key = await issueTestKey({ units: 4 })
+      const asKey = { ...bearer(key.key), auth: undefined }
+      for (let call = 0; call < 4; call++) expect((await GET('/odata/v4/chaina-odata/Blocks?$top=1', asKey)).status).toBe(200)
+      expect((await GET('/odata/v4/chaina-odata/Blocks?$top=1', asKey)).status).toBe(402)
+      const forKey = (all: { body: string }[]) => all.map(r => JSON.parse(r.body)).filter(body => body.data?.key === key.id)
+      await receiver.until(all => forKey(all).length >= 2)
+      const rows = await until(() => deliveriesOf(ID), found => found.length === 2 && found.every(row => row.status === 'delivered'))
+      expect(rows.map(row => row.event).sort()).toEqual(['key.balance_low', 'key.exhausted'])
+      expect(forKey(receiver.received).map(body => [body.event, body.data.unitsLeft]).sort()).toEqual([['key.balance_low', 1], ['key.exhausted', 0]])
+      expect(forKey(receiver.received).find(body => body.event === 'key.balance_low').data.threshold).toBe(2)
+    } finally {
+      await deactivate(ID)
+    }
+  })
+
+  test('an event published in a transaction that rolls back: no delivery recorded, nothing sent', async () => {
+    const { ID } = await subscribe({ events: 'voucher.redeemed' })
+    try {
+      const marker = cds.utils.uuid()
+      await expect(cds.tx(async () => {
+        await publishWebhookEvent('voucher.redeemed', { voucher: marker, units: 1 })
+        throw new Error('the change failed')
+      })).rejects.toThrow('the change failed')
+      await cds.tx(() => publishWebhookEvent('voucher.redeemed', { voucher: `${marker}-committed`, units: 1 }))
+      await receiver.until(all => all.some(r => JSON.parse(r.body).data?.voucher === `${marker}-committed`))
+      const rows = await until(() => deliveriesOf(ID), found => found.every(row => row.status === 'delivered'))
+      expect(rows.map(row => JSON.parse(row.payload).data.voucher)).toEqual([`${marker}-committed`])
+      expect(receiver.received.filter(r => JSON.parse(r.body).data?.voucher === marker)).toEqual([])
+    } finally {
+      await deactivate(ID)
+    }
+  })
+
+  test('a deactivated subscription gets nothing', async () => {
+    const { ID } = await subscribe({ events: 'voucher.redeemed' })
+    await deactivate(ID)
+    const { voucher } = await redeemVoucher(5)
+    const { ID: witness } = await subscribe({ events: 'voucher.redeemed' })
+    try {
+      const { voucher: later } = await redeemVoucher(6)
+      await receiver.until(all => all.some(r => JSON.parse(r.body).data?.voucher === later.id))
+      expect(await deliveriesOf(ID)).toEqual([])
+      expect(receiver.received.filter(r => JSON.parse(r.body).data?.voucher === voucher.id)).toEqual([])
+    } finally {
+      await deactivate(witness)
+    }
+  })
+})
