@@ -146,8 +146,11 @@ test('a queued job in a database left by a stopped process is run by the next', 
   let accepted: { jobId: string; documentId: string }
   try {
     accepted = (await POST(`${CHAINB}/anchorDocument`, { sha256 }, as('bob'))).data
-    await waitFor('a try', async () => (await jobOf('bob', accepted.jobId)).errorCode === 'CHAIN_B_UNAVAILABLE')
-    const waiting = await jobOf('bob', accepted.jobId)
+    // Between its tries (every 50 ms here) the job waits queued; a poll may also find it running a try.
+    const waiting = await waitFor('a try', async () => {
+      const row = await jobOf('bob', accepted.jobId)
+      return row.errorCode === 'CHAIN_B_UNAVAILABLE' && row.status === 'queued' && row
+    })
     expect(waiting).toMatchObject({ status: 'queued', attempt: 0, errorCode: 'CHAIN_B_UNAVAILABLE' })
     const verify = await GET(`${CHAINB}/getDocument(payloadHash='${sha256}')`, as('bob'))
     expect(verify.data.error.code).toBe('CHAIN_B_UNAVAILABLE')
