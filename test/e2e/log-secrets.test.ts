@@ -14,7 +14,8 @@ import type { AccessLine } from '../../srv/lib/access-log.ts'
  * what the README's quick start and the key lanes do: an operator's key sent as `Authorization` and
  * as `x-agent-token`, a key without units, made-up keys until the address is refused, a product
  * grant token, a basic-auth password, a wallet sign-in and its session, a voucher redeemed, an x402
- * purchase with its PAYMENT-SIGNATURE. Once with the log levels at their defaults, once with the
+ * purchase with its PAYMENT-SIGNATURE, and the operator's service issuing and rotating a key, creating
+ * vouchers and subscribing a webhook with its secret. Once with the log levels at their defaults, once with the
  * gateway and OData loggers at debug in CAP's JSON format (production's, which writes the request
  * headers with each line), and self-hosted with a grant token in `x-agent-token`. The output holds
  * none of the secrets, and one access line for each request.
@@ -124,6 +125,22 @@ async function driveHosted(session: Session, wallet: string) {
   expect(bought.status).toBe(200)
   session.secret(bought.body.key)
   expect((await session.send('the bought key', 'GET', '/me', { token: bought.body.key })).status).toBe(200)
+
+  // The operator's service: a key issued and rotated, a voucher batch, a webhook subscription with its secret.
+  const operatorLogin = { authorization: `Basic ${Buffer.from('alice:').toString('base64')}` }
+  const operatorCall = (what: string, path: string, body: object) => session.send(what, 'POST', `/odata/v4/operator/${path}`, { headers: operatorLogin, body })
+  const issued = await operatorCall('an operator issues a key', 'issueKey', { plan: 'standard', units: '10' })
+  expect(issued.status).toBe(200)
+  session.secret(issued.body.key)
+  const rotated = await operatorCall('an operator rotates it', `Keys(${issued.body.ID})/OperatorService.rotate`, { reason: 'log test' })
+  expect(rotated.status).toBe(200)
+  session.secret(rotated.body.key)
+  const batch = await operatorCall('an operator creates vouchers', 'createVouchers', { units: '5', count: 2 })
+  expect(batch.status).toBe(200)
+  for (const voucher of batch.body.vouchers) session.secret(voucher.code)
+  const hook = await operatorCall('an operator subscribes a webhook', 'WebhookSubscriptions', { url: 'http://127.0.0.1:9/hooks', events: 'key.exhausted' })
+  expect(hook.status).toBe(201)
+  session.secret(hook.body.secret)
 }
 
 /** The server's output, once it has stopped (everything written). */
@@ -136,7 +153,7 @@ function expectNoSecret(output: string, session: Session) {
   const found = [...session.secrets].filter(secret => output.includes(secret))
   expect(found).toEqual([])
   // Nothing that looks like a key, a grant token or a session token either.
-  expect(output.match(/\b(cag|cga|cgb|cgs)_[A-Za-z0-9_-]{40,}/g) ?? []).toEqual([])
+  expect(output.match(/\b(cag|cga|cgb|cgs|whsec)_[A-Za-z0-9_-]{40,}/g) ?? []).toEqual([])
   expect(output.match(/\b[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){4}\b/g) ?? []).toEqual([])
   expect(output.match(/eyJ4NDAyVmVyc2lvbiI6[A-Za-z0-9+/=]*/g) ?? []).toEqual([])
 }
