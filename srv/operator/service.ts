@@ -3,7 +3,7 @@ import { Grants, Key, Keys, Packs, Plans, Prices, Vouchers, createVouchers, expo
 import { mcpConfiguration } from '../gateway/key-delivery.ts'
 import { gatewayConfig } from '../gateway/config.ts'
 import { undrawnLeased } from '../gateway/ledger.ts'
-import { badInput } from '../lib/errors.ts'
+import { ApiError, badInput } from '../lib/errors.ts'
 import { currentActor, recordAction, verifyAudit as checkAudit } from './audit.ts'
 import * as actions from './key-actions.ts'
 import { startExport } from './exports.ts'
@@ -74,6 +74,7 @@ async function auditedRowChange(req: cds.Request, next: () => Promise<unknown>) 
   const id = String((req.data as Record<string, unknown>)[key])
   const read = () => SELECT.one.from(req.target as cds.entity).where({ [key]: id })
   const before = await read()
+  if (req.event === 'CREATE' && before) throw new ApiError(409, 'ALREADY_EXISTS', `There is a ${kind} named '${id}' already: change it with PATCH`, { target: key })
   const result = await next()
   await recordAction({ actor: currentActor(), action: `${kind}.${req.event === 'CREATE' ? 'create' : 'update'}`, target: `${kind}:${id}`, before: before ?? null, after: await read() })
   return result
