@@ -5,7 +5,7 @@ import { forDatabase, isPostgres, rowsChanged, tableOf } from '../lib/plain-sql.
 import { outsideRequest } from '../lib/request-work.ts'
 import { databaseOutageOf } from '../lib/database-outage.ts'
 import { recordRefund } from '../metrics/instruments.ts'
-import { tellWebhooks } from '../lib/webhooks.ts'
+import { publishWebhookEventSoon, tellWebhooks } from '../lib/webhooks.ts'
 
 /**
  * Units move only here, each time by one guarded UPDATE of the balance and the ledger entry that
@@ -280,12 +280,13 @@ export async function creditInTransaction(tx: Transaction, keyId: string, units:
   return unitsLeftOf(tx, keyId)
 }
 
-/** Voids charges a crashed process left pending longer than `olderThanSeconds`. Answers how many. */
+/** Voids charges a crashed process left pending longer than `olderThanSeconds` (webhooks hear how many). Answers how many. */
 export async function sweep(olderThanSeconds: number): Promise<number> {
   const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString()
   const stale: { requestId: string }[] = await cds.tx(tx => run(tx, 'stale', [cutoff]))
   let voided = 0
   for (const { requestId } of stale) if ((await refund(requestId, 'voided')) !== undefined) voided++
+  if (voided) publishWebhookEventSoon('reservations.swept', { kind: 'reservations', voided, olderThanSeconds })
   return voided
 }
 
@@ -398,12 +399,13 @@ export async function recallLeases(keyId: string): Promise<number> {
   })
 }
 
-/** Voids leases whose holder stopped renewing them (it crashed): their unspent units go back to their keys. Answers how many. */
+/** Voids leases whose holder stopped renewing them (it crashed): their unspent units go back to their keys (webhooks hear how many). Answers how many. */
 export async function sweepLeases(olderThanSeconds: number): Promise<number> {
   const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString()
   const stale: { ID: string }[] = await cds.tx(tx => run(tx, 'staleLeases', [cutoff]))
   let voided = 0
   for (const { ID } of stale) if ((await closeLease(ID, 'voided')) !== undefined) voided++
+  if (voided) publishWebhookEventSoon('reservations.swept', { kind: 'leases', voided, olderThanSeconds })
   return voided
 }
 

@@ -12,6 +12,7 @@ export const WEBHOOK_EVENTS = [
   'voucher.redeemed',
   'upstream.down',
   'upstream.recovered',
+  'reservations.swept',
 ] as const
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number]

@@ -212,6 +212,26 @@ describe('deliveries', () => {
     }
   })
 
+  test('a reservation a crashed process left pending, voided by the sweeper: reservations.swept, once, with how many', async () => {
+    const { ID } = await subscribe({ events: 'reservations.swept' })
+    try {
+      const ledger = await import('../../srv/gateway/ledger.ts')
+      const { id } = await issueTestKey({ units: 10 })
+      const { ApiKeys, LedgerEntries } = cds.entities('gateway')
+      const { secretHash } = await cds.tx(() => SELECT.one.from(ApiKeys).columns('secretHash').where({ ID: id }))
+      const requestId = `crashed-${cds.utils.uuid()}`
+      expect(await ledger.reserve({ keyId: id, secretHash, version: 0, units: 3, routeClass: 'entity-read', route: 'GET /crashed', requestId })).toMatchObject({ ok: true })
+      await cds.tx(() => UPDATE(LedgerEntries).set({ createdAt: new Date(Date.now() - 120_000).toISOString() }).where({ requestId }))
+      const sweeps = await Promise.all([ledger.sweep(60), ledger.sweep(60)])
+      expect(sweeps.reduce((a, b) => a + b, 0)).toBe(1)
+      const rows = await until(() => deliveriesOf(ID), found => found.length === 1 && found[0].status === 'delivered')
+      expect(rows.map(row => [row.event, row.status])).toEqual([['reservations.swept', 'delivered']])
+      expect(JSON.parse(rows[0].payload).data).toEqual({ kind: 'reservations', voided: 1, olderThanSeconds: 60 })
+    } finally {
+      await deactivate(ID)
+    }
+  })
+
   test('an event published in a transaction that rolls back: no delivery recorded, nothing sent', async () => {
     const { ID } = await subscribe({ events: 'voucher.redeemed' })
     try {
