@@ -1,5 +1,6 @@
 import { ApiError } from '../lib/errors.ts'
 import * as vouchers from '../key-lanes/vouchers.ts'
+import { csvCell } from './exports.ts'
 import { currentActor as actor, recordAction } from './audit.ts'
 
 /**
@@ -26,13 +27,8 @@ export async function revokeVoucher(id: string, reason: string | null) {
   return after
 }
 
-/** The codes of a batch as CSV (id, code, units, uses, expiry, label): for the operator to hand out, given this once. */
+/** The codes of a batch as CSV (id, code, units, uses, expiry, label), written as the exports write it: for the operator to hand out, given this once. */
 export function vouchersCsv(created: vouchers.CreatedVoucher[]): string {
-  const cell = (value: unknown) => {
-    // A label a spreadsheet would run as a formula is kept as text.
-    const text = value === null || value === undefined ? '' : String(value).replace(/^[=+\-@\t\r]/, "'$&")
-    return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
-  }
-  const rows = created.map(voucher => [voucher.id, voucher.code, voucher.units, voucher.uses, voucher.expiresAt, voucher.label].map(cell).join(','))
+  const rows = created.map(voucher => [csvCell(voucher.id), csvCell(voucher.code), csvCell(voucher.units), csvCell(voucher.uses), csvCell(voucher.expiresAt), csvCell(voucher.label, true)].join(','))
   return ['id,code,units,uses,expiresAt,label', ...rows].join('\r\n') + '\r\n'
 }
