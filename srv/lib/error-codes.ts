@@ -2,6 +2,7 @@ import cds from '@sap/cds'
 import { ApiError } from './errors.ts'
 import { requestIdOf } from './http-safety.ts'
 import { databaseOutageAnswer } from './database-outage.ts'
+import { bodyNotAnObjectMessage } from './input-guard.ts'
 
 /**
  * Gives every error response a stable upper-case `error.code`. Errors raised by our handlers
@@ -31,8 +32,8 @@ function classify(error: any, req: any, next: (error: any) => void) {
   if (status === 501) return next(unsupported(String(error.message ?? '')))
   if (failedParsingTheUrl(error)) return next(misunderstoodUrl(error, req))
   if (refusedByTheQueryCompiler(error, req)) return next(new ApiError(400, 'INVALID_QUERY', `The query cannot be run: ${String(error.message).slice(0, 200)}`))
+  if (isBodyNotAnObject(error, req)) return next(new ApiError(400, 'INVALID_BODY', bodyNotAnObjectMessage(req.body)))
   if (status >= 500 && !(error instanceof ApiError) && !isStableCode(error.code)) return next(unexpected(error, req))
-  if (isBodyNotAnObject(error, req)) return next(new ApiError(400, 'INVALID_BODY', 'The body must be a JSON object of the operation\'s parameters'))
   if (error.code === 'ASSERT_MANDATORY') {
     error.code = 'MISSING_PARAMETER'
     if (typeof error.target === 'string' && error.target) error.message = `${error.target} is required`
@@ -65,14 +66,18 @@ function statusOf(error: any): number {
 }
 
 /**
- * CAP checks an operation's body (types, mandatory parameters) before the input guard sees it; when
- * the body was not a JSON object at all, that is what the caller is told.
+ * A write whose JSON body is no object (null, a number, a string, an array): CAP's adapter fails on
+ * it in its own way (a type error on null, its checks on the rest) before any handler runs. What
+ * the caller is told is what was wrong with the body; refusals of access keep their own status.
  */
 function isBodyNotAnObject(error: any, req: any): boolean {
-  if (Number(error.status) !== 400 || !/^(ASSERT_|MULTIPLE_ERRORS)/.test(String(error.code))) return false
+  if (error instanceof ApiError || !WRITE_METHODS.has(req?.method)) return false
+  if ([401, 403, 405, 413, 415].includes(statusOf(error))) return false
   const body = req?.body
   return body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))
 }
+
+const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT'])
 
 /**
  * CAP's own 401 (no user where one is required, or a token the identity provider's keys refuse) as

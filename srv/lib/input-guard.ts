@@ -29,6 +29,7 @@ const WRITES = new Set(['CREATE', 'UPDATE', 'UPSERT'])
 export function checkInput(srv: cds.Service, req: cds.Request): ((result: unknown) => void) | undefined {
   if (req.event === 'READ') return guardQueryOptions(req)
   if (WRITES.has(req.event) && req.target) {
+    refuseBodiesThatAreNoObject(req)
     refuseShadowingProperties(req.data)
     refuseUpdateExpressions(req)
     checkValues((req.target as any).elements ?? {}, req.data)
@@ -47,6 +48,18 @@ function checkOperation(operation: any, req: cds.Request) {
   refuseShadowingProperties(data)
   checkValues(operation.params ?? {}, data)
 }
+
+/**
+ * An entity written over HTTP takes one JSON object of its properties. CAP's adapter turns a number
+ * or string body into an object of no properties (a PATCH of nothing, a record of defaults): refused.
+ */
+function refuseBodiesThatAreNoObject(req: cds.Request) {
+  const body = (req as { http?: { req?: { body?: unknown } } }).http?.req?.body
+  if (body !== undefined && !isPlainObject(body)) throw badInput('INVALID_BODY', bodyNotAnObjectMessage(body))
+}
+
+/** The message for a write whose body is no JSON object (error-codes.ts answers the same). */
+export const bodyNotAnObjectMessage = (body: unknown) => `The body must be a JSON object, got ${describe(body)}`
 
 /** A body with a property named like a member of every object (`toString`, `constructor`, …), at any depth. */
 function refuseShadowingProperties(data: unknown) {

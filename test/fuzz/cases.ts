@@ -127,6 +127,13 @@ export function entitySetCases(set: EntitySet, pools: Pools): Probe[] {
       setProbe(set, keyPredicate(set.keys, keyWith(set, pools, 'k'.repeat(10 * 1024))), [], '10 KB key predicate', ['huge key']),
     )
   }
+  // Writes whose body is no JSON object: refused before any handler, whether or not the set is writable (null was a 500).
+  const entity = set.keys.length ? keyPredicate(set.keys, keyWith(set, pools, 'fuzz')) : ''
+  for (const body of ['null', '"x"', '5']) {
+    const write = (method: string, suffix: string) => ({ ...setProbe(set, suffix, [], `${method} with body ${body}`, ['body not an object']), method, headers: JSON_HEADERS, body, expect: clientError })
+    probes.push(write('POST', ''))
+    if (entity) probes.push(write('PATCH', entity), write('PUT', entity))
+  }
   const navigation = set.navigations[0]
   if (navigation) {
     probes.push(

@@ -20,12 +20,15 @@ import type { Pools } from './values.ts'
 export async function discoverServices(target: Target): Promise<Service[]> {
   const served = servedServices(target.startLog)
   if (!served.length) throw new Error(`the server logged no served OData service:\n${target.startLog.slice(-3000)}`)
-  const services = await Promise.all(served.map(async ({ name, path }) => {
-    const result = await send(target.url, target.key, { name: `${name} $metadata`, group: name, kinds: [], method: 'GET', target: `${path}/$metadata` })
-    if ('answer' in result && result.answer.status === 403 && /"OPERATOR_ONLY"/.test(result.answer.body)) return undefined
+  // One at a time, each given long: CAP compiles each $metadata on first use, which on a busy machine
+  // takes far longer than a probe's answer may (it is no probe).
+  const services: (Service | undefined)[] = []
+  for (const { name, path } of served) {
+    const result = await send(target.url, target.key, { name: `${name} $metadata`, group: name, kinds: [], method: 'GET', target: `${path}/$metadata`, timeoutMs: 120_000 })
+    if ('answer' in result && result.answer.status === 403 && /"OPERATOR_ONLY"/.test(result.answer.body)) continue
     if (!('answer' in result) || result.answer.status !== 200) throw new Error(`GET ${path}/$metadata: ${'answer' in result ? result.answer.status : result.error}`)
-    return parseMetadata(name, path, result.answer.body)
-  }))
+    services.push(parseMetadata(name, path, result.answer.body))
+  }
   return services.filter((service): service is Service => service !== undefined)
 }
 

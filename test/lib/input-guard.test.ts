@@ -75,6 +75,32 @@ test('a body that is not a JSON object answers 400 INVALID_BODY on every action'
   expect(await mismatches(cases, 'INVALID_BODY')).toEqual([])
 })
 
+test('a body that is not a JSON object answers 400 INVALID_BODY on every write of every writable entity (null was a 500)', async () => {
+  const cases = updatableEntities().flatMap(({ path, entity }) => {
+    const set = `${path}/${entity.name.split('.').pop()}`
+    const creatable = !entity['@restrict'] || (entity['@restrict'] as { grant: string | string[] }[]).some(({ grant }) => [grant].flat().some(event => event === 'CREATE' || event === '*'))
+    return [...(creatable ? [{ method: 'POST', url: set }] : []), { method: 'PATCH', url: `${set}(${keyPredicate(entity)})` }, { method: 'PUT', url: `${set}(${keyPredicate(entity)})` }]
+  })
+  expect(cases.length).toBeGreaterThan(5)
+  const send = { POST, PATCH, PUT } as Record<string, typeof POST>
+  const wrong: string[] = []
+  for (const { method, url } of cases) {
+    for (const body of ['null', '5', '"x"', 'true', '[]']) {
+      const response = await send[method](url, body, { headers: { 'content-type': 'application/json' } })
+      if (response.status !== 400 || response.data?.error?.code !== 'INVALID_BODY') wrong.push(`${method} ${url} ${body}: ${response.status} ${response.data?.error?.code}`)
+    }
+  }
+  expect(wrong).toEqual([])
+})
+
+test('a sub-request of a JSON batch whose body is null answers 400 INVALID_BODY inside the batch', async () => {
+  const { path, entity } = updatableEntities()[0]
+  const url = `${entity.name.split('.').pop()}(${keyPredicate(entity)})`
+  const response = await POST(`${path}/$batch`, { requests: [{ id: '1', method: 'PATCH', url, headers: { 'content-type': 'application/json' }, body: null }] })
+  expect(response.status).toBe(200)
+  expect(response.data.responses[0]).toMatchObject({ status: 400, body: { error: { code: 'INVALID_BODY' } } })
+})
+
 test('a malformed UUID answers 400 INVALID_UUID in every UUID parameter', async () => {
   const cases = paramsOf(param => param instanceof UUID).map(({ op, param }) => ({ op, param, body: { [param]: 'not-a-uuid' } }))
   expect(cases.length).toBeGreaterThan(5)
