@@ -56,6 +56,17 @@ entity WebhookSubscriptions {
       modifiedBy       : String(255) @cds.on.insert: $user @cds.on.update: $user;
 }
 
+/**
+ * What the webhook watches (srv/operator/webhook-watches.ts) last found, one row per watch (per key
+ * for key.expired): the instance whose guarded write moves a row publishes its event, once.
+ */
+entity WebhookWatchStates {
+  key name      : String(100);
+      /** `on` or `off` for a condition; for key.expired the validUntil that was told. */
+      state     : String(40) not null;
+      changedAt : Timestamp not null;
+}
+
 /** Each subscription's signing secret, apart from the subscription so that no projection shows it. */
 entity WebhookSecrets {
   key subscription_ID : UUID;

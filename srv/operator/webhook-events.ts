@@ -8,11 +8,15 @@ import { createHmac } from 'node:crypto'
 export const WEBHOOK_EVENTS = [
   'key.balance_low',
   'key.exhausted',
+  'key.expired',
   'payment.credited',
   'voucher.redeemed',
   'upstream.down',
   'upstream.recovered',
   'reservations.swept',
+  'follower.lag',
+  'chainb.sponsor_low',
+  'jobs.failure_rate',
 ] as const
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number]

@@ -3,6 +3,7 @@ import { WebhookDeliveries, WebhookDelivery, WebhookSecrets, WebhookSubscription
 import { deliver, publish, unitsTaken } from '#cds-models/OperatorWebhooks'
 import { DELIVERY_ID_HEADER, EVENT_HEADER, EVENT_ID_HEADER, SIGNATURE_HEADER, eventsOf, isWebhookEvent, signatureOf } from './webhook-events.ts'
 import { activeSubscriptions, startSubscriptionCache, type CachedSubscription } from './webhook-subscriptions.ts'
+import { checkWatchSettings, startWatches } from './webhook-watches.ts'
 
 /**
  * Webhooks (webhooks.cds). An event is published inside the transaction that makes it true: each
@@ -39,10 +40,12 @@ export class OperatorWebhooks extends cds.Service {
     this.on(publish, req => publishEvent(this, req.data.event!, dataOf(req.data.data)))
     this.on(unitsTaken, req => onUnitsTaken(this, req.data.key!, Number(req.data.before), Number(req.data.after)))
     this.on(deliver, req => attempt(this, req.data.delivery!, req.data.attempt ?? 1))
+    checkWatchSettings()
     cds.once('served', () => startSubscriptionCache())
     cds.once('listening', () => {
       void wakeForWaitingAttempts()
       startStalledAttemptRecovery(this)
+      startWatches()
     })
     return super.init()
   }

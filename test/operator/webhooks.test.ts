@@ -265,3 +265,139 @@ describe('deliveries', () => {
     }
   })
 })
+
+describe('watches: states told once when entered, whichever instance looks first', () => {
+  // Each look below is two at once, as two instances would look: the guarded state row lets one tell.
+  const lookTwice = async () => {
+    const { lookOnce } = await import('../../srv/operator/webhook-watches.ts')
+    await Promise.all([lookOnce(), lookOnce()])
+  }
+  const eventsOf = async (subscriptionId: string) => (await deliveriesOf(subscriptionId)).map(row => JSON.parse(row.payload))
+
+  test('key.expired: a key past its validUntil, once; a new expiry that passes is told again; revoked keys are not', async () => {
+    const { ID } = await subscribe({ events: 'key.expired' })
+    try {
+      const expiring = await issueTestKey({ units: 5 })
+      const revoked = await issueTestKey({ units: 5 })
+      const { ApiKeys } = cds.entities('gateway')
+      const past = (ms: number) => new Date(Date.now() - ms).toISOString()
+      await cds.tx(() => UPDATE(ApiKeys).set({ validUntil: past(60_000) }).where({ ID: { in: [expiring.id, revoked.id] } }))
+      await cds.tx(() => UPDATE(ApiKeys).set({ status: 'revoked' }).where({ ID: revoked.id }))
+      await lookTwice()
+      await lookTwice()
+      const told = () => eventsOf(ID).then(all => all.filter(event => [expiring.id, revoked.id].includes(event.data.key)))
+      expect((await told()).map(event => [event.event, event.data.key])).toEqual([['key.expired', expiring.id]])
+      // The operator extends it, and the new expiry passes too.
+      const extended = past(1_000)
+      await cds.tx(() => UPDATE(ApiKeys).set({ validUntil: extended }).where({ ID: expiring.id }))
+      await lookTwice()
+      const both = await told()
+      expect(both.map(event => event.data.key)).toEqual([expiring.id, expiring.id])
+      expect(new Date(both[1].data.validUntil).getTime()).toBe(new Date(extended).getTime())
+      expect(both[0].data.validUntil).not.toBe(both[1].data.validUntil)
+    } finally {
+      await deactivate(ID)
+    }
+  })
+
+  test('follower.lag: the chain-A follower\'s row more blocks behind the tip than the threshold, told once; caught up and behind again, told again', async () => {
+    process.env.WEBHOOK_FOLLOWER_LAG_BLOCKS = '10'
+    const { ID } = await subscribe({ events: 'follower.lag' })
+    // The follower is off in tests: its row, which every instance reads, is written here as a follower would.
+    const { SyncState } = cds.entities('chaina')
+    const existing = await cds.tx(() => SELECT.one.from(SyncState))
+    const followed = (lagBlocks: number) => cds.tx(() => UPSERT.into(SyncState).entries({ ID: 'chain-a', chainHeight: 1000, indexedHeight: 1000 - lagBlocks }))
+    const toldOfChainA = async () => (await eventsOf(ID)).filter(event => event.data.chain === 'chain-a')
+    try {
+      await followed(10)
+      await lookTwice()
+      expect(await toldOfChainA()).toHaveLength(0)
+      await followed(25)
+      await lookTwice()
+      await lookTwice()
+      expect((await toldOfChainA()).map(event => event.data)).toEqual([{ chain: 'chain-a', lagBlocks: 25, threshold: 10, chainHeight: 1000, indexedHeight: 975 }])
+      await followed(3)
+      await lookTwice()
+      expect(await toldOfChainA()).toHaveLength(1)
+      await followed(40)
+      await lookTwice()
+      expect((await toldOfChainA()).map(event => event.data.lagBlocks)).toEqual([25, 40])
+    } finally {
+      await cds.tx(async () => {
+        await DELETE.from(SyncState).where({ ID: 'chain-a' })
+        if (existing) await INSERT.into(SyncState).entries(existing)
+      })
+      delete process.env.WEBHOOK_FOLLOWER_LAG_BLOCKS
+      await deactivate(ID)
+    }
+  })
+
+  test('chainb.sponsor_low: the sponsor\'s balance under the minimum, told once; above it, then under again, told again', async () => {
+    const { chainB } = await import('../../srv/chains/chain-b/index.ts')
+    const connector = await chainB()
+    await connector.ensureSponsorFunded()
+    const balance = BigInt(await connector.port.sponsorBalance(connector.sponsorKey().publicKey))
+    expect(balance).toBeGreaterThan(0n)
+    const above = String(balance + 1n)
+    // The connector's option (no variable is set in tests): read anew at each look.
+    const options = connector.options as { sponsorMinBalance?: string }
+    const configured = options.sponsorMinBalance
+    const setMinimum = (value: string) => (options.sponsorMinBalance = value)
+    setMinimum('1')
+    const { ID } = await subscribe({ events: 'chainb.sponsor_low' })
+    try {
+      await lookTwice()
+      expect(await eventsOf(ID)).toHaveLength(0)
+      setMinimum(above)
+      await lookTwice()
+      await lookTwice()
+      let told = await eventsOf(ID)
+      expect(told).toHaveLength(1)
+      expect(told[0]).toMatchObject({ event: 'chainb.sponsor_low', data: { balance: String(balance), threshold: above, network: 'devnet' } })
+      setMinimum('1')
+      await lookTwice()
+      expect(await eventsOf(ID)).toHaveLength(1)
+      setMinimum(above)
+      await lookTwice()
+      told = await eventsOf(ID)
+      expect(told).toHaveLength(2)
+    } finally {
+      options.sponsorMinBalance = configured
+      await deactivate(ID)
+    }
+  }, 120_000)
+
+  test('jobs.failure_rate: more than the share of chain-B jobs ended in the window failed, with enough of them, told once', async () => {
+    process.env.WEBHOOK_JOB_FAILURE_MIN_JOBS = '4'
+    process.env.WEBHOOK_JOB_FAILURE_PERCENT = '50'
+    const { ID } = await subscribe({ events: 'jobs.failure_rate' })
+    const { Jobs } = cds.entities('chainb')
+    const ended = (status: string) => ({
+      ID: cds.utils.uuid(), kind: 'anchor', status, nonce: cds.utils.uuid().replace(/-/g, '').padEnd(64, '0'), attesterSubject: 'watch-test', owner: 'watch-test',
+      finishedAt: new Date().toISOString(), errorCode: status === 'failed' ? 'UPSTREAM_REFUSED' : null,
+    })
+    const inserted: string[] = []
+    const add = async (...statuses: string[]) => {
+      const rows = statuses.map(ended)
+      inserted.push(...rows.map(row => row.ID))
+      await cds.tx(() => INSERT.into(Jobs).entries(rows))
+    }
+    try {
+      // Compared with the window's other jobs (other tests' jobs may have ended in it too): enough failures to pass the share whatever ended before.
+      const before = await cds.tx(() => SELECT.from(Jobs).columns('ID').where({ finishedAt: { '>=': new Date(Date.now() - 900_000).toISOString() } }))
+      await add(...Array(before.length + 4).fill('failed'))
+      await lookTwice()
+      await lookTwice()
+      const told = await eventsOf(ID)
+      expect(told).toHaveLength(1)
+      expect(told[0]).toMatchObject({ event: 'jobs.failure_rate', data: { threshold: 50, windowSeconds: 900 } })
+      expect(told[0].data.percent).toBeGreaterThan(50)
+      expect(told[0].data.failed).toBeGreaterThanOrEqual(4)
+    } finally {
+      await cds.tx(() => DELETE.from(Jobs).where({ ID: { in: inserted } }))
+      delete process.env.WEBHOOK_JOB_FAILURE_MIN_JOBS
+      delete process.env.WEBHOOK_JOB_FAILURE_PERCENT
+      await deactivate(ID)
+    }
+  })
+})
