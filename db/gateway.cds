@@ -101,6 +101,8 @@ entity LedgerEntries {
       routeClass : String(30);
       /** Method and normalised path of the call, cut to 500 characters. */
       route      : String(500);
+      /** The call's route family: the path of the service it reached (`/odata/v4/chaina-odata`). */
+      routeFamily : String(60);
       requestId  : String(64);
       /** HTTP status of the answer, `timeout`, or `voided` (swept after a crash). */
       outcome    : String(20);

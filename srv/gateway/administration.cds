@@ -17,12 +17,14 @@ service GatewayAdministration {
     key ID,
         apiKey.ID                                                   as apiKey_ID     : UUID,
         date(createdAt)                                             as day           : Date,
+        // Charges recorded before the family was: 'other' (a key column of Usage is never null).
+        coalesce(routeFamily, 'other')                              as routeFamily   : String(60),
         routeClass,
         -units                                                      as unitsCharged  : gateway.Units,
         case when state = 'refunded' then -units else 0 end         as unitsRefunded : gateway.Units,
   } where kind = 'charge';
   /**
-   * Metered calls per key, UTC day and route class (the price class each charge records): how many,
+   * Metered calls per key, UTC day, route family (the service reached) and route class (the price class each charge records): how many,
    * the units charged for them, and of those the units given back because the call was rejected,
    * timed out or voided. Calls served on a lease are charges of their own and count the same. Two
    * views, as an expression inside an aggregate (sum(-units)) makes every schema comparison find
@@ -31,11 +33,12 @@ service GatewayAdministration {
   @readonly entity Usage         as select from Charges {
     key apiKey_ID,
     key day,
+    key routeFamily,
     key routeClass,
         count(1)            as calls         : gateway.Units,
         sum(unitsCharged)   as unitsCharged  : gateway.Units,
         sum(unitsRefunded)  as unitsRefunded : gateway.Units,
-  } group by apiKey_ID, day, routeClass;
+  } group by apiKey_ID, day, routeFamily, routeClass;
   @readonly entity Grants        as projection on gateway.ProductGrants excluding { tokenHash };
   entity Plans                   as projection on gateway.Plans;
   entity Prices                  as projection on gateway.Prices;

@@ -38,27 +38,27 @@ function buildStatements() {
     unitsLeft: `SELECT unitsLeft AS "unitsLeft" FROM ${keys} WHERE ID = ?`,
     addUnits: `UPDATE ${keys} SET unitsLeft = unitsLeft + ? WHERE ID = ?`,
     entry:
-      `INSERT INTO ${entries} (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, outcome, note, createdAt, resolvedAt, reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO ${entries} (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, outcome, note, createdAt, resolvedAt, reference, routeFamily) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     pendingCharge:
-      `SELECT apiKey_ID AS "apiKey_ID", units AS "units", routeClass AS "routeClass", route AS "route" FROM ${entries} WHERE requestId = ? AND kind = '${charge}' AND state = '${pending}'`,
+      `SELECT apiKey_ID AS "apiKey_ID", units AS "units", routeClass AS "routeClass", route AS "route", routeFamily AS "routeFamily" FROM ${entries} WHERE requestId = ? AND kind = '${charge}' AND state = '${pending}'`,
     resolve: `UPDATE ${entries} SET state = ?, outcome = ?, resolvedAt = ? WHERE requestId = ? AND kind = '${charge}' AND state = '${pending}'`,
     settledCharge:
-      `SELECT apiKey_ID AS "apiKey_ID", units AS "units", routeClass AS "routeClass", route AS "route", state AS "state" FROM ${entries} WHERE requestId = ? AND kind = '${charge}' AND state IN ('${pending}', '${LedgerEntry.state.committed}')`,
+      `SELECT apiKey_ID AS "apiKey_ID", units AS "units", routeClass AS "routeClass", route AS "route", routeFamily AS "routeFamily", state AS "state" FROM ${entries} WHERE requestId = ? AND kind = '${charge}' AND state IN ('${pending}', '${LedgerEntry.state.committed}')`,
     resolveFrom: `UPDATE ${entries} SET state = ?, outcome = ?, resolvedAt = ? WHERE requestId = ? AND kind = '${charge}' AND state = ?`,
     stale: `SELECT requestId AS "requestId" FROM ${entries} WHERE kind = '${charge}' AND state = '${pending}' AND createdAt < ? LIMIT 500`,
     /**
      * On PostgreSQL the reservation is one statement (one round trip): the guarded UPDATE, the ledger
      * entry and the balance after it, in a data-modifying WITH. No row means nothing was reserved.
      * $10 is the entry's kind (a charge, or a lease: then the entry also says what it set aside and
-     * when it was renewed).
+     * when it was renewed); $11 the call's route family.
      */
     reserveInOne: `WITH reserved AS (
     UPDATE ${keys} SET unitsLeft = unitsLeft - $1::bigint, lastUsedAt = $2
     WHERE ID = $3 AND secretHash = $4 AND version = $9 AND status = '${active}' AND validUntil > $2 AND unitsLeft >= $1::bigint
     RETURNING unitsLeft
   ), entry AS (
-    INSERT INTO ${entries} (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, createdAt, leased, renewedAt)
-    SELECT $5, $3, $10::varchar, -$1::bigint, '${pending}', $6, $7, $8, $2,
+    INSERT INTO ${entries} (ID, apiKey_ID, kind, units, state, routeClass, route, routeFamily, requestId, createdAt, leased, renewedAt)
+    SELECT $5, $3, $10::varchar, -$1::bigint, '${pending}', $6, $7, $11, $8, $2,
       CASE WHEN $10::varchar = '${lease}' THEN $1::bigint END, CASE WHEN $10::varchar = '${lease}' THEN $2 END FROM reserved
   )
   SELECT unitsLeft AS "unitsLeft" FROM reserved`,
@@ -105,6 +105,8 @@ interface Call {
   units: number
   routeClass: string
   route: string
+  /** The route family (a service's path) of the call: usage is counted by it. */
+  routeFamily: string
   requestId: string
 }
 
@@ -122,7 +124,7 @@ export async function reserve(call: Call): Promise<Reservation> {
  * `requestId`; its units are the key's until they are drawn (drawOnLease) or given back (closeLease).
  */
 export async function takeLease(lease: { keyId: string; secretHash: string; version: number; units: number; requestId: string }): Promise<Reservation> {
-  return reserveAs(LedgerEntryKind.lease, { ...lease, routeClass: '', route: '' })
+  return reserveAs(LedgerEntryKind.lease, { ...lease, routeClass: '', route: '', routeFamily: '' })
 }
 
 async function reserveAs(kind: string, call: Call): Promise<Reservation> {
@@ -132,14 +134,14 @@ async function reserveAs(kind: string, call: Call): Promise<Reservation> {
     const id = isLease ? call.requestId : cds.utils.uuid()
     let unitsLeft: number
     if (isPostgres()) {
-      const [reserved] = await tx.run(statement('reserveInOne'), [call.units, now, call.keyId, call.secretHash, id, call.routeClass || null, call.route || null, call.requestId, call.version, kind])
+      const [reserved] = await tx.run(statement('reserveInOne'), [call.units, now, call.keyId, call.secretHash, id, call.routeClass || null, call.route || null, call.requestId, call.version, kind, call.routeFamily || null])
       if (!reserved) return diagnose(tx, call, now)
       unitsLeft = Number(reserved.unitsLeft)
     } else {
       const reserved = await run(tx, 'reserve', [call.units, now, call.keyId, call.secretHash, call.version, now, call.units])
       if (!changed(reserved)) return diagnose(tx, call, now)
       if (isLease) await run(tx, 'leaseEntry', [id, call.keyId, -call.units, call.requestId, now, call.units, now])
-      else await run(tx, 'entry', [id, call.keyId, LedgerEntryKind.charge, -call.units, LedgerEntry.state.pending, call.routeClass, call.route, call.requestId, null, null, now, null, null])
+      else await run(tx, 'entry', [id, call.keyId, LedgerEntryKind.charge, -call.units, LedgerEntry.state.pending, call.routeClass, call.route, call.requestId, null, null, now, null, null, call.routeFamily])
       unitsLeft = await unitsLeftOf(tx, call.keyId)
     }
     // In this transaction: a threshold crossed is delivered only if the charge commits.
@@ -234,7 +236,7 @@ export async function refund(requestId: string, outcome: string): Promise<number
     if (!changed(await run(tx, 'resolve', [LedgerEntry.state.refunded, outcome, now, requestId]))) return undefined
     const units = -Number(charge.units)
     await run(tx, 'addUnits', [units, charge.apiKey_ID])
-    await run(tx, 'entry', [cds.utils.uuid(), charge.apiKey_ID, LedgerEntryKind.refund, units, LedgerEntry.state.posted, charge.routeClass, charge.route, requestId, outcome, null, now, now, null])
+    await run(tx, 'entry', [cds.utils.uuid(), charge.apiKey_ID, LedgerEntryKind.refund, units, LedgerEntry.state.posted, charge.routeClass, charge.route, requestId, outcome, null, now, now, null, charge.routeFamily])
     return unitsLeftOf(tx, charge.apiKey_ID)
   })
 }
@@ -254,7 +256,7 @@ export async function refundLater(requestId: string, outcome: string): Promise<n
     if (!changed(await run(tx, 'resolveFrom', [LedgerEntry.state.refunded, outcome, now, requestId, charge.state]))) return undefined
     const units = -Number(charge.units)
     await run(tx, 'addUnits', [units, charge.apiKey_ID])
-    await run(tx, 'entry', [cds.utils.uuid(), charge.apiKey_ID, LedgerEntryKind.refund, units, LedgerEntry.state.posted, charge.routeClass, charge.route, requestId, outcome, null, now, now, null])
+    await run(tx, 'entry', [cds.utils.uuid(), charge.apiKey_ID, LedgerEntryKind.refund, units, LedgerEntry.state.posted, charge.routeClass, charge.route, requestId, outcome, null, now, now, null, charge.routeFamily])
     refunded = { routeClass: charge.routeClass, units }
     return unitsLeftOf(tx, charge.apiKey_ID)
   })
@@ -276,7 +278,7 @@ export async function creditInTransaction(tx: Transaction, keyId: string, units:
   if (!Number.isInteger(units) || units <= 0) throw new Error(`a credit must be a positive whole number of units, got ${units}`)
   const now = new Date().toISOString()
   if (!changed(await run(tx, 'addUnits', [units, keyId]))) throw new Error(`no key ${keyId}`)
-  await run(tx, 'entry', [cds.utils.uuid(), keyId, LedgerEntryKind.credit, units, LedgerEntry.state.posted, null, null, null, null, note, now, now, reference ?? null])
+  await run(tx, 'entry', [cds.utils.uuid(), keyId, LedgerEntryKind.credit, units, LedgerEntry.state.posted, null, null, null, null, note, now, now, reference ?? null, null])
   return unitsLeftOf(tx, keyId)
 }
 
@@ -295,13 +297,14 @@ export interface DrawnCharge {
   units: number
   routeClass: string
   route: string
+  routeFamily: string
   requestId: string
   outcome: string
   /** When the call was answered. */
   at: string
 }
 
-/** Rows per INSERT of drawn charges (each row takes 13 parameters). */
+/** Rows per INSERT of drawn charges (each row takes 14 parameters). */
 const DRAWN_ROWS_PER_INSERT = 100
 
 /** The charges served on one lease since its last write. */
@@ -329,7 +332,7 @@ export async function drawOnLeases(draws: LeaseDraw[]): Promise<Set<string>> {
         continue
       }
       for (const charge of charges) {
-        rows.push([cds.utils.uuid(), keyId, LedgerEntryKind.charge, -charge.units, LedgerEntry.state.committed, charge.routeClass, charge.route, charge.requestId, charge.outcome, `lease ${leaseId}`, charge.at, now, null])
+        rows.push([cds.utils.uuid(), keyId, LedgerEntryKind.charge, -charge.units, LedgerEntry.state.committed, charge.routeClass, charge.route, charge.requestId, charge.outcome, `lease ${leaseId}`, charge.at, now, null, charge.routeFamily])
       }
     }
     for (let start = 0; start < rows.length; start += DRAWN_ROWS_PER_INSERT) {
@@ -346,8 +349,8 @@ export async function drawOnLease(leaseId: string, keyId: string, charges: Drawn
 }
 
 function insertEntries(rows: number): string {
-  const row = `(${Array.from({ length: 13 }, () => '?').join(', ')})`
-  return forDatabase(`INSERT INTO ${tableOf(LedgerEntries)} (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, outcome, note, createdAt, resolvedAt, reference) VALUES `
+  const row = `(${Array.from({ length: 14 }, () => '?').join(', ')})`
+  return forDatabase(`INSERT INTO ${tableOf(LedgerEntries)} (ID, apiKey_ID, kind, units, state, routeClass, route, requestId, outcome, note, createdAt, resolvedAt, reference, routeFamily) VALUES `
     + Array.from({ length: rows }, () => row).join(', '))
 }
 

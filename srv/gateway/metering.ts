@@ -8,6 +8,7 @@ import { loadPrices } from './prices.ts'
 import { holdResponse } from './response-hold.ts'
 import { scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
 import { recordCharge, recordRefund, reservationsVoided } from '../metrics/instruments.ts'
+import { routeFamily } from '../metrics/route-family.ts'
 import { cutAtGraceEnd } from '../lib/graceful-stop.ts'
 import { UnitLeases, type Lease, type LeaseConfig } from './leases.ts'
 
@@ -112,7 +113,7 @@ export class Metering {
     const lease = this.leases.draw(key, units)
     if (lease) return { ok: true, units, unitsLeft: lease.unitsLeft, lease }
     const reserveInDatabase = () => ledger.reserve({
-      keyId: key.ID, secretHash: key.secretHash, version: key.version, units, routeClass: call.routeClass, route: boundedRoute(call), requestId: call.requestId,
+      keyId: key.ID, secretHash: key.secretHash, version: key.version, units, routeClass: call.routeClass, route: boundedRoute(call), routeFamily: routeFamily(call.path), requestId: call.requestId,
     })
     let reservation = await reserveInDatabase()
     if (!reservation.ok && reservation.reason === 'insufficient' && (await this.leases.makeRoom(key.ID))) reservation = await reserveInDatabase()
@@ -195,7 +196,7 @@ export class Metering {
       }
       settled = true
       setUnits(res, units, unitsLeft)
-      this.leases.served(lease, { units, routeClass: call.routeClass, route: boundedRoute(call), requestId: call.requestId, outcome: String(status), at: new Date().toISOString() })
+      this.leases.served(lease, { units, routeClass: call.routeClass, route: boundedRoute(call), routeFamily: routeFamily(call.path), requestId: call.requestId, outcome: String(status), at: new Date().toISOString() })
       recordCharge(call.routeClass, units)
     })
     const cutOff = (answer: Answer, outcome: 'timeout' | 'shutdown') => {

@@ -32,15 +32,15 @@ const DATASETS: Record<Dataset, { entity: { name: string }; columns: Column[]; o
     entity: LedgerEntries,
     columns: [
       { name: 'createdAt' }, { name: 'ID' }, { name: 'apiKey_ID' }, { name: 'kind' }, { name: 'units' }, { name: 'state' },
-      { name: 'routeClass', text: true }, { name: 'route', text: true }, { name: 'requestId', text: true }, { name: 'outcome', text: true },
+      { name: 'routeClass', text: true }, { name: 'route', text: true }, { name: 'routeFamily', text: true }, { name: 'requestId', text: true }, { name: 'outcome', text: true },
       { name: 'note', text: true }, { name: 'reference', text: true }, { name: 'resolvedAt' }, { name: 'leased' },
     ],
     order: ['createdAt', 'ID'], time: 'createdAt', keyColumn: 'apiKey_ID',
   },
   usage: {
     entity: Usage,
-    columns: [{ name: 'day' }, { name: 'apiKey_ID' }, { name: 'routeClass', text: true }, { name: 'calls' }, { name: 'unitsCharged' }, { name: 'unitsRefunded' }],
-    order: ['day', 'apiKey_ID', 'routeClass'], time: 'day', keyColumn: 'apiKey_ID', byDay: true,
+    columns: [{ name: 'day' }, { name: 'apiKey_ID' }, { name: 'routeFamily', text: true }, { name: 'routeClass', text: true }, { name: 'calls' }, { name: 'unitsCharged' }, { name: 'unitsRefunded' }],
+    order: ['day', 'apiKey_ID', 'routeFamily', 'routeClass'], time: 'day', keyColumn: 'apiKey_ID', byDay: true,
   },
   audit: {
     entity: AuditLog,

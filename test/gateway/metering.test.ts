@@ -188,7 +188,7 @@ describe('/me/usage', () => {
     const { id, key } = await issueTestKey({ units: 10 })
     const { ApiKeys } = cds.entities('gateway')
     const { secretHash } = await cds.tx(() => SELECT.one.from(ApiKeys).columns('secretHash').where({ ID: id }))
-    await ledger.reserve({ keyId: id, secretHash, version: 0, units: 3, routeClass: 'entity-read', route: 'GET /in-flight', requestId: 'in-flight-request' })
+    await ledger.reserve({ keyId: id, secretHash, version: 0, units: 3, routeClass: 'entity-read', route: 'GET /in-flight', routeFamily: 'other', requestId: 'in-flight-request' })
     const pending = await GET('/me/usage?days=1', bearer(key))
     expect(pending.data.days).toEqual([{ day: today(), used: 3, credited: 10, calls: 1 }])
     expect((await GET('/me', bearer(key))).data.unitsLeft).toBe(7)

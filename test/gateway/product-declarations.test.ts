@@ -47,7 +47,7 @@ test('a failed job the service reports refunds the charge of the request that qu
   const { id } = await issueTestKey({ units: 10 })
   const { ApiKeys } = cds.entities('gateway')
   const { secretHash } = await cds.tx(() => SELECT.one.from(ApiKeys).columns('secretHash').where({ ID: id }))
-  await ledger.reserve({ keyId: id, secretHash, version: 0, units: 3, routeClass: 'chainb-write', route: 'POST /anchorDocument', requestId: 'declared-job' })
+  await ledger.reserve({ keyId: id, secretHash, version: 0, units: 3, routeClass: 'chainb-write', route: 'POST /anchorDocument', routeFamily: 'other', requestId: 'declared-job' })
   expect(await ledger.commit('declared-job', '200')).toBe(true)
   expect(await balanceOf(id)).toBe(7)
   await cds.services.ChainBService.emit('JobFailed', { jobId: cds.utils.uuid(), owner: `key:${id}`, requestId: 'declared-job', errorCode: 'SPONSOR_EXHAUSTED' })

@@ -49,6 +49,8 @@ describe('unit leases', () => {
     expect(charges).toHaveLength(300)
     expect(charges.every(charge => charge.state === 'committed' && charge.units === -1)).toBe(true)
     expect(charges.some(charge => /^lease /.test(charge.note ?? ''))).toBe(true)
+    // Served on a lease or not, each charge says which family it was for (the operator's usage counts by it).
+    expect(new Set(charges.map(charge => charge.routeFamily))).toEqual(new Set(['/odata/v4/chaina-odata']))
     expect(await balanceOf(id)).toBe(5000 - 300)
     expect(ledgerSum(entries)).toBe(5000 - 300)
   })
@@ -119,7 +121,7 @@ describe('unit leases', () => {
     const taken = await ledger.takeLease({ keyId: id, secretHash: key.secretHash, version: Number(key.version), units: 300, requestId: leaseId })
     expect(taken).toEqual({ ok: true, unitsLeft: 700 })
     // The holder drew 40 units for 20 calls, then crashed: its lease is no longer renewed.
-    const charges = Array.from({ length: 20 }, (_, n) => ({ units: 2, routeClass: 'read-action', route: 'POST /x', requestId: `crash-${leaseId}-${n}`, outcome: '200', at: new Date().toISOString() }))
+    const charges = Array.from({ length: 20 }, (_, n) => ({ units: 2, routeClass: 'read-action', route: 'POST /x', routeFamily: 'other', requestId: `crash-${leaseId}-${n}`, outcome: '200', at: new Date().toISOString() }))
     expect(await ledger.drawOnLease(leaseId, id, charges)).toBe(true)
     await cds.tx(() => UPDATE('gateway.LedgerEntries').set({ renewedAt: new Date(Date.now() - 3_600_000).toISOString() }).where({ ID: leaseId }))
     const [a, b] = await Promise.all([ledger.sweepLeases(60), ledger.sweepLeases(60)])
@@ -139,7 +141,7 @@ describe('unit leases', () => {
     const key = await cds.tx(() => SELECT.one.from('gateway.ApiKeys').columns('secretHash', 'version').where({ ID: id }))
     expect(await ledger.takeLease({ keyId: id, secretHash: key.secretHash, version: Number(key.version), units: 10, requestId: leaseId })).toEqual({ ok: true, unitsLeft: 90 })
     expect(await ledger.takeLease({ keyId: id, secretHash: key.secretHash, version: Number(key.version), units: 91, requestId: cds.utils.uuid() })).toEqual({ ok: false, reason: 'insufficient', unitsLeft: 90 })
-    const charge = (n: number) => ({ units: 6, routeClass: 'x', route: 'GET /x', requestId: `over-${leaseId}-${n}`, outcome: '200', at: new Date().toISOString() })
+    const charge = (n: number) => ({ units: 6, routeClass: 'x', route: 'GET /x', routeFamily: 'other', requestId: `over-${leaseId}-${n}`, outcome: '200', at: new Date().toISOString() })
     expect(await ledger.drawOnLease(leaseId, id, [charge(1), charge(2)])).toBe(false)
     expect(await ledger.drawOnLease(leaseId, id, [charge(3)])).toBe(true)
     expect(await ledger.closeLease(leaseId, 'idle')).toBe(4)

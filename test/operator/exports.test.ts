@@ -84,7 +84,7 @@ function download(path: string, pagesRead: () => number): Promise<{ status: numb
   })
 }
 
-describe('usage of a key by day and route class, from metered calls', () => {
+describe('usage of a key by day, route family and route class, from metered calls', () => {
   let key: { id: string; key: string }
 
   beforeAll(async () => {
@@ -92,12 +92,17 @@ describe('usage of a key by day and route class, from metered calls', () => {
     for (let i = 0; i < 3; i++) expect((await GET('/odata/v4/chaina-odata/Blocks?$top=1', bearer(key.key))).status).toBe(200)
     // Rejected by the service: charged, then refunded.
     expect((await GET('/odata/v4/chaina-odata/Blocks?$filter=nonsense eq 1', bearer(key.key))).status).toBe(400)
+    // Another family: a row of its own.
+    expect((await GET('/odata/v4/analytics/MetricBuckets?$top=1', bearer(key.key))).status).toBe(200)
     await settled(key.id)
   })
 
-  test('one row per day and route class: calls, units charged, units refunded', async () => {
-    const { data, status } = await GET(`${OP}/Usage?$filter=apiKey_ID eq ${key.id}`, alice)
-    expect(data.value).toEqual([{ apiKey_ID: key.id, day: today(), routeClass: 'entity-read', calls: '4', unitsCharged: '4', unitsRefunded: '1' }])
+  test('one row per day, route family and route class: calls, units charged, units refunded', async () => {
+    const { data, status } = await GET(`${OP}/Usage?$filter=apiKey_ID eq ${key.id}&$orderby=routeFamily`, alice)
+    expect(data.value).toEqual([
+      { apiKey_ID: key.id, day: today(), routeFamily: '/odata/v4/analytics', routeClass: 'analytics', calls: '1', unitsCharged: '3', unitsRefunded: '0' },
+      { apiKey_ID: key.id, day: today(), routeFamily: '/odata/v4/chaina-odata', routeClass: 'entity-read', calls: '4', unitsCharged: '4', unitsRefunded: '1' },
+    ])
     expect(status).toBe(200)
   })
 
@@ -106,17 +111,20 @@ describe('usage of a key by day and route class, from metered calls', () => {
     await GET('/odata/v4/chaina-odata/Blocks?$top=1', bearer(other.key))
     await settled(other.id)
     const page = await GET(`${OP}/Usage?$filter=day ge ${today()} and day lt ${tomorrow()} and (apiKey_ID eq ${key.id} or apiKey_ID eq ${other.id})&$orderby=calls desc&$top=1&$count=true`, alice)
-    expect(page.data['@odata.count']).toBe(2)
+    expect(page.data['@odata.count']).toBe(3)
     expect(page.data.value.map((row: any) => row.apiKey_ID)).toEqual([key.id])
-    const next = await GET(`${OP}/Usage?$filter=apiKey_ID eq ${key.id} or apiKey_ID eq ${other.id}&$orderby=calls desc&$skip=1`, alice)
-    expect(next.data.value.map((row: any) => [row.apiKey_ID, row.calls])).toEqual([[other.id, '1']])
+    const next = await GET(`${OP}/Usage?$filter=apiKey_ID eq ${other.id}&$orderby=calls desc&$skip=0`, alice)
+    expect(next.data.value.map((row: any) => [row.apiKey_ID, row.routeFamily, row.calls])).toEqual([[other.id, '/odata/v4/chaina-odata', '1']])
     const before = await GET(`${OP}/Usage?$filter=apiKey_ID eq ${key.id} and day lt ${today()}`, alice)
     expect(before.data.value).toEqual([])
   })
 
   test('the usage export of the key: the same rows, as CSV', async () => {
     const { data, status, headers } = await GET(exportPath('Usage', { from: today(), to: tomorrow(), key: key.id }), alice)
-    expect(records(data)).toEqual([{ day: today(), apiKey_ID: key.id, routeClass: 'entity-read', calls: '4', unitsCharged: '4', unitsRefunded: '1' }])
+    expect(records(data)).toEqual([
+      { day: today(), apiKey_ID: key.id, routeFamily: '/odata/v4/analytics', routeClass: 'analytics', calls: '1', unitsCharged: '3', unitsRefunded: '0' },
+      { day: today(), apiKey_ID: key.id, routeFamily: '/odata/v4/chaina-odata', routeClass: 'entity-read', calls: '4', unitsCharged: '4', unitsRefunded: '1' },
+    ])
     expect(status).toBe(200)
     expect(headers['content-type']).toMatch(/^text\/csv/)
     expect(headers['content-disposition']).toBe(`attachment; filename="usage-${today()}-${tomorrow()}-${key.id}.csv"`)
@@ -137,14 +145,14 @@ describe('usage of a key by day and route class, from metered calls', () => {
   test('the usage export of every key: this key\'s row among the others, as JSON', async () => {
     const { data, status } = await GET(exportPath('Usage', { from: today(), to: tomorrow(), format: 'json' }), alice)
     const rows = typeof data === 'string' ? JSON.parse(data) : data
-    expect(rows).toContainEqual({ day: today(), apiKey_ID: key.id, routeClass: 'entity-read', calls: '4', unitsCharged: '4', unitsRefunded: '1' })
+    expect(rows).toContainEqual({ day: today(), apiKey_ID: key.id, routeFamily: '/odata/v4/chaina-odata', routeClass: 'entity-read', calls: '4', unitsCharged: '4', unitsRefunded: '1' })
     expect(new Set(rows.map((row: any) => row.apiKey_ID)).size).toBeGreaterThan(1)
     expect(status).toBe(200)
   })
 
   test('a period without rows: the CSV header alone, an empty JSON array', async () => {
     const csv = await GET(exportPath('Ledger', { from: '2001-01-01', to: '2001-02-01', key: key.id }), alice)
-    expect(csv.data).toBe('createdAt,ID,apiKey_ID,kind,units,state,routeClass,route,requestId,outcome,note,reference,resolvedAt,leased\r\n')
+    expect(csv.data).toBe('createdAt,ID,apiKey_ID,kind,units,state,routeClass,route,routeFamily,requestId,outcome,note,reference,resolvedAt,leased\r\n')
     const json = await GET(exportPath('Ledger', { from: '2001-01-01', to: '2001-02-01', key: key.id, format: 'json' }), alice)
     expect(typeof json.data === 'string' ? JSON.parse(json.data) : json.data).toEqual([])
   })

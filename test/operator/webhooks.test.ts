@@ -220,7 +220,7 @@ describe('deliveries', () => {
       const { ApiKeys, LedgerEntries } = cds.entities('gateway')
       const { secretHash } = await cds.tx(() => SELECT.one.from(ApiKeys).columns('secretHash').where({ ID: id }))
       const requestId = `crashed-${cds.utils.uuid()}`
-      expect(await ledger.reserve({ keyId: id, secretHash, version: 0, units: 3, routeClass: 'entity-read', route: 'GET /crashed', requestId })).toMatchObject({ ok: true })
+      expect(await ledger.reserve({ keyId: id, secretHash, version: 0, units: 3, routeClass: 'entity-read', route: 'GET /crashed', routeFamily: 'other', requestId })).toMatchObject({ ok: true })
       await cds.tx(() => UPDATE(LedgerEntries).set({ createdAt: new Date(Date.now() - 120_000).toISOString() }).where({ requestId }))
       const sweeps = await Promise.all([ledger.sweep(60), ledger.sweep(60)])
       expect(sweeps.reduce((a, b) => a + b, 0)).toBe(1)
