@@ -139,3 +139,18 @@ test('after the migration the plain deploy passes again and finds nothing to cha
   const script = await deployer('--script')
   expect(script.stdout).toContain('-- no changes: the deployed schema is this model\'s')
 }, 120_000)
+
+test('a redeploy keeps an operator\'s change to a seeded row (a price, a plan) and adds a seeded row that is missing', async () => {
+  const priceOf = async () => Number((await db.run('SELECT units FROM gateway_Prices WHERE routeClass = \'entity-read\''))[0].units)
+  const seededPrice = await priceOf()
+  await db.run(`UPDATE gateway_Prices SET units = ${seededPrice + 40} WHERE routeClass = 'entity-read'`)
+  await db.run('UPDATE gateway_Plans SET ratePerSecond = 7 WHERE name = \'standard\'')
+  await db.run('DELETE FROM gateway_Plans WHERE name = \'trial\'')
+
+  const { code } = await deployer()
+
+  expect(code).toBe(0)
+  expect(await priceOf()).toBe(seededPrice + 40)
+  expect(Number((await db.run('SELECT ratePerSecond AS "rate" FROM gateway_Plans WHERE name = \'standard\''))[0].rate)).toBe(7)
+  expect((await db.run('SELECT name FROM gateway_Plans WHERE name = \'trial\'')).length).toBe(1)
+}, 120_000)
