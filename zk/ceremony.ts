@@ -363,10 +363,24 @@ function compile(id: CircuitId): Compiled {
   const compiled = { r1cs: join(out, `${id}.r1cs`), wasm: join(out, `${id}_js`, `${id}.wasm`), source }
   const stamp = join(out, 'compiled-from')
   const from = `${source} circom2 ${packageVersion('circom2')}`
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === from && existsSync(compiled.r1cs) && existsSync(compiled.wasm)) return compiled
   const pinned = committedCompilation(id, source)
   const cached = join(machineCircuitCache(), id, `${source}-circom2-${packageVersion('circom2')}`)
   const cachedFiles = { r1cs: join(cached, `${id}.r1cs`), wasm: join(cached, `${id}.wasm`) }
+  /** This checkout's compiled circuit kept for the machine's other checkouts, when it is the one the committed transcript pins and the machine has none. */
+  const keep = () => {
+    if (!pinned || (existsSync(cachedFiles.r1cs) && existsSync(cachedFiles.wasm))) return
+    if (sha256File(compiled.r1cs) !== pinned.r1cs || sha256File(compiled.wasm) !== pinned.wasm) return
+    try {
+      copyWhole(compiled.r1cs, cachedFiles.r1cs)
+      copyWhole(compiled.wasm, cachedFiles.wasm)
+    } catch {
+      // no copy kept: a home folder that cannot be written to only costs the other checkouts the time
+    }
+  }
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === from && existsSync(compiled.r1cs) && existsSync(compiled.wasm)) {
+    keep()
+    return compiled
+  }
   if (pinned && existsSync(cachedFiles.r1cs) && existsSync(cachedFiles.wasm) && sha256File(cachedFiles.r1cs) === pinned.r1cs && sha256File(cachedFiles.wasm) === pinned.wasm) {
     rmSync(out, { recursive: true, force: true })
     copyWhole(cachedFiles.r1cs, compiled.r1cs)
@@ -375,6 +389,8 @@ function compile(id: CircuitId): Compiled {
     console.log(`  ${id}: copied from ${cached} (its hashes are the committed keys' transcript's)`)
     return compiled
   }
+  // A copy without the pinned hashes is of no use: made again below.
+  if (pinned) rmSync(cached, { recursive: true, force: true })
   const started = Date.now()
   console.log(`  ${id}: compiling ...`)
   rmSync(out, { recursive: true, force: true })
@@ -383,14 +399,7 @@ function compile(id: CircuitId): Compiled {
   if (result.status !== 0) fail(`circom2 could not compile ${id}:\n${result.stdout}\n${result.stderr}`)
   writeFileSync(stamp, from)
   console.log(`  ${id}: compiled, ${seconds(started)}`)
-  if (pinned && sha256File(compiled.r1cs) === pinned.r1cs && sha256File(compiled.wasm) === pinned.wasm) {
-    try {
-      copyWhole(compiled.r1cs, cachedFiles.r1cs)
-      copyWhole(compiled.wasm, cachedFiles.wasm)
-    } catch {
-      // no copy kept: a home folder that cannot be written to only costs the other checkouts the time
-    }
-  }
+  keep()
   return compiled
 }
 
