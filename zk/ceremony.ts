@@ -21,7 +21,9 @@
  * make the same file and compare its hash, and its toxic waste is public: keys made on it are
  * development keys, which production refuses. It is kept in zk/build/phase1 for later runs, and in
  * ~/.cache/cag-zk/phase1 ($XDG_CACHE_HOME when set) for every checkout on this machine: the file is
- * the same everywhere and its hash is pinned, so a copy is used only when it has that hash.
+ * the same everywhere and its hash is pinned, so a copy is used only when it has that hash. The
+ * circuits compiled from the committed sources are kept alike in ~/.cache/cag-zk/circuits, a copy
+ * used only with the hashes the committed keys' transcript (zk/keys) records for those sources.
  *
  * Phase 2 is per circuit: init makes contribution 0 in the ceremony folder (--dir, zk/build/ceremony
  * by default); each party runs contribute on that folder in turn and hands it on; finalize applies
@@ -361,7 +363,34 @@ function compile(id: CircuitId): Compiled {
   const compiled = { r1cs: join(out, `${id}.r1cs`), wasm: join(out, `${id}_js`, `${id}.wasm`), source }
   const stamp = join(out, 'compiled-from')
   const from = `${source} circom2 ${packageVersion('circom2')}`
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === from && existsSync(compiled.r1cs) && existsSync(compiled.wasm)) return compiled
+  const pinned = committedCompilation(id, source)
+  const cached = join(machineCircuitCache(), id, `${source}-circom2-${packageVersion('circom2')}`)
+  const cachedFiles = { r1cs: join(cached, `${id}.r1cs`), wasm: join(cached, `${id}.wasm`) }
+  /** This checkout's compiled circuit kept for the machine's other checkouts, when it is the one the committed transcript pins and the machine has none. */
+  const keep = () => {
+    if (!pinned || (existsSync(cachedFiles.r1cs) && existsSync(cachedFiles.wasm))) return
+    if (sha256File(compiled.r1cs) !== pinned.r1cs || sha256File(compiled.wasm) !== pinned.wasm) return
+    try {
+      copyWhole(compiled.r1cs, cachedFiles.r1cs)
+      copyWhole(compiled.wasm, cachedFiles.wasm)
+    } catch {
+      // no copy kept: a home folder that cannot be written to only costs the other checkouts the time
+    }
+  }
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === from && existsSync(compiled.r1cs) && existsSync(compiled.wasm)) {
+    keep()
+    return compiled
+  }
+  if (pinned && existsSync(cachedFiles.r1cs) && existsSync(cachedFiles.wasm) && sha256File(cachedFiles.r1cs) === pinned.r1cs && sha256File(cachedFiles.wasm) === pinned.wasm) {
+    rmSync(out, { recursive: true, force: true })
+    copyWhole(cachedFiles.r1cs, compiled.r1cs)
+    copyWhole(cachedFiles.wasm, compiled.wasm)
+    writeFileSync(stamp, from)
+    console.log(`  ${id}: copied from ${cached} (its hashes are the committed keys' transcript's)`)
+    return compiled
+  }
+  // A copy without the pinned hashes is of no use: made again below.
+  if (pinned) rmSync(cached, { recursive: true, force: true })
   const started = Date.now()
   console.log(`  ${id}: compiling ...`)
   rmSync(out, { recursive: true, force: true })
@@ -370,8 +399,25 @@ function compile(id: CircuitId): Compiled {
   if (result.status !== 0) fail(`circom2 could not compile ${id}:\n${result.stdout}\n${result.stderr}`)
   writeFileSync(stamp, from)
   console.log(`  ${id}: compiled, ${seconds(started)}`)
+  keep()
   return compiled
 }
+
+/**
+ * The committed development keys' record of this circuit (zk/keys/transcript.json) when it was
+ * compiled from these sources: the SHA-256 of its constraint system and witness generator, which pin
+ * a machine's copy as the development phase 1's blake2b-512 pins that file. Sources changed since
+ * have no record, and are compiled.
+ */
+function committedCompilation(id: CircuitId, source: string): { r1cs: string; wasm: string } | undefined {
+  const file = join(root, 'zk/keys', TRANSCRIPT_FILE)
+  if (!existsSync(file)) return undefined
+  const record = readJson<Transcript>(file).circuits?.[id]
+  return record?.source === source && record.r1cs && record.wasm ? { r1cs: record.r1cs, wasm: record.wasm } : undefined
+}
+
+/** Where the circuits compiled from the committed sources are kept for every checkout on this machine (circom2 takes 4 to 17 s a circuit). */
+const machineCircuitCache = () => join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'cag-zk', 'circuits')
 
 // ---------------------------------------------------------------------------------------------
 // The ceremony folder: transcript.json and each circuit's latest proving key.

@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { homedir, tmpdir } from 'node:os'
@@ -9,12 +9,13 @@ import { administer, quoted } from '../setup/postgres.ts'
 import { startServer, stopAndWait, type RunningServer } from '../support/server.ts'
 import { selfSignedCertificate } from '../support/tls-certificate.ts'
 import { answerOf, type ServerConfiguration } from '../support/mcp.ts'
+import { cloudFoundryBuild } from '../support/cf-build.ts'
 import { connectAsPrinted, nodesUnder, SYSTEM_NODE, systemNodeVersion } from '../support/mcp-package.ts'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 
 /**
  * The deployment, on this machine, as mta.yaml and Cloud Foundry do it: the artefact built
- * (npm run build:cf, in a copy of the project), gen/srv and gen/pg installed with their production
+ * (npm run build:cf, in a copy of the project, made once for this file and test/production/build.test.ts), gen/srv and gen/pg installed with their production
  * dependencies only (npm ci --omit=dev, from the npm cache), the schema deployed to a fresh
  * PostgreSQL database through VCAP_SERVICES (the deployer task: npm start in gen/pg), the service
  * started with NODE_ENV=production (node_modules/.bin/cds-serve) against the standalone devnets as
@@ -32,7 +33,6 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 jest.setTimeout(1_200_000)
 
 const root = resolve(__dirname, '..', '..')
-const NOT_COPIED = new Set(['node_modules', '.git', 'gen', '@cds-models', 'data', 'coverage', '.artifacts', '.ci'])
 const XSAPPNAME = 'chain-access-gateway!t7'
 const CLIENT_ID = 'sb-chain-access-gateway!t7'
 const ZONE = 'b2d1c5e4-0000-4000-8000-00000000c0de'
@@ -116,19 +116,15 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true })
 }, 120_000)
 
-/** build:cf in a copy of the project (node_modules linked), then gen/srv and gen/pg copied out of it and installed as the buildpack does. */
+/** The Cloud Foundry build (mta.yaml's commands, npm run build:cf, in a copy of the project: test/support/cf-build.ts, shared with test/production/build.test.ts), then gen/srv and gen/pg copied out of it and installed as the buildpack does. */
 async function buildAndInstall() {
-  const project = join(work, 'project')
-  mkdirSync(project)
-  for (const name of readdirSync(root)) if (!NOT_COPIED.has(name) && !name.startsWith('.tmp')) cpSync(join(root, name), join(project, name), { recursive: true })
-  symlinkSync(join(root, 'node_modules'), join(project, 'node_modules'))
-  const env = { ...cleanEnvironment(projectNode), PATH: [projectNode.bin, join(root, 'node_modules', '.bin'), process.env.PATH].join(delimiter) }
-  await mustRun('npm', ['run', '-s', 'build:cf'], { cwd: project, env })
+  const build = await cloudFoundryBuild()
+  for (const { command, status, output } of build.runs)
+    if (status !== 0) throw new Error(`${command} in a copy of the project failed (${status}):\n${output.slice(-8000)}`)
   // Outside the project: nothing the artefact loads may resolve to the project's node_modules.
   artefact = join(work, 'artefact')
-  cpSync(join(project, 'gen', 'srv'), join(artefact, 'srv'), { recursive: true })
-  cpSync(join(project, 'gen', 'pg'), join(artefact, 'pg'), { recursive: true })
-  rmSync(project, { recursive: true, force: true })
+  cpSync(join(build.gen, 'srv'), join(artefact, 'srv'), { recursive: true })
+  cpSync(join(build.gen, 'pg'), join(artefact, 'pg'), { recursive: true })
   for (const module of ['srv', 'pg'])
     installOutput += await mustRun('npm', ['ci', '--omit=dev', '--offline', '--no-audit', '--no-fund'], { cwd: join(artefact, module), env: cleanEnvironment(projectNode) })
 }

@@ -1,42 +1,23 @@
-import cds from '@sap/cds'
 import { spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { isBuiltin } from 'node:module'
-import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { APP_FILES, BUILT_FILES } from '../../srv/lib/app-files.ts'
 import { mcpTarballName } from '../../mcp/names.ts'
+import { buildCommands, cloudFoundryBuild } from '../support/cf-build.ts'
 
 /**
  * The Cloud Foundry build as the MTA build tool runs it: each command of mta.yaml's build split
  * into words and run without a shell, in the project root (here a copy of it, so that the build
- * leaves this checkout's gen/ and @cds-models alone). Then the artefact, gen/srv, is checked
+ * leaves this checkout's gen/ and @cds-models alone; test/support/cf-build.ts, which makes it once
+ * for this file and test/postgres/deployment.test.ts). Then the artefact, gen/srv, is checked
  * for what production runs and nothing else. Its dependencies are not installed here.
  */
 
 jest.setTimeout(600_000)
 
-const root = resolve(__dirname, '..', '..')
-/** Left out of the copy: what the build makes, and what it never reads. node_modules is linked. */
-const NOT_COPIED = new Set(['node_modules', '.git', 'gen', '@cds-models', 'data', 'coverage', '.artifacts', '.ci'])
 /** Shell syntax the build tool would pass on as words: operators, redirections, variables, globs, quotes, escapes. */
 const SHELL_SYNTAX = /[&|;<>$`*?[\]{}()~'"\\]/
-
-/** CAP's YAML parser (cds.utils.yaml), which its type declarations leave out. */
-const { yaml } = cds.utils as unknown as { yaml: { parse(text: string): any } }
-
-interface BuildCommand {
-  command: string
-  words: string[]
-}
-
-function buildCommands(): BuildCommand[] {
-  const mta = yaml.parse(readFileSync(join(root, 'mta.yaml'), 'utf8'))
-  const steps = [...(mta['build-parameters']?.['before-all'] ?? []), ...(mta['build-parameters']?.['after-all'] ?? [])]
-  for (const module of mta.modules ?? []) steps.push(module['build-parameters'] ?? {})
-  return steps.flatMap((step: { commands?: string[] }) => step.commands ?? [])
-    .map((command: string) => ({ command, words: command.trim().split(/\s+/) }))
-}
 
 function filesUnder(folder: string): string[] {
   return readdirSync(folder, { recursive: true, withFileTypes: true })
@@ -44,25 +25,19 @@ function filesUnder(folder: string): string[] {
     .map(entry => join(entry.parentPath, entry.name))
 }
 
-let project: string
+const root = resolve(__dirname, '..', '..')
+let gen: string
 let out: string
 let pkg: any
 let built: { status: number | null, output: string }[] = []
 
-beforeAll(() => {
-  project = mkdtempSync(join(tmpdir(), 'cag-build-'))
-  for (const name of readdirSync(root)) if (!NOT_COPIED.has(name) && !name.startsWith('.tmp')) cpSync(join(root, name), join(project, name), { recursive: true })
-  symlinkSync(join(root, 'node_modules'), join(project, 'node_modules'))
-  out = join(project, 'gen', 'srv')
-  // `npm ci` installs the dependencies; this checkout has them installed already (and the copy links them).
-  built = buildCommands().filter(({ command }) => command !== 'npm ci').map(({ words: [program, ...args] }) => {
-    const result = spawnSync(program, args, { cwd: project, shell: false, encoding: 'utf8' })
-    return { status: result.status, output: `${result.stdout}${result.stderr}${result.error ?? ''}` }
-  })
+beforeAll(async () => {
+  const build = await cloudFoundryBuild()
+  gen = build.gen
+  out = join(gen, 'srv')
+  built = build.runs.map(({ status, output }) => ({ status, output }))
   if (existsSync(join(out, 'package.json'))) pkg = JSON.parse(readFileSync(join(out, 'package.json'), 'utf8'))
 })
-
-afterAll(() => project && rmSync(project, { recursive: true, force: true }))
 
 describe('mta.yaml build commands', () => {
   test('each is one program with plain arguments: the build tool runs it without a shell', () => {
@@ -108,13 +83,13 @@ describe('gen/srv, the artefact', () => {
   })
 
   test('gen/pg: the engines, its lock, the deployer that prints no password, and the seed rows it adds where missing', () => {
-    const deployer = JSON.parse(readFileSync(join(project, 'gen', 'pg', 'package.json'), 'utf8'))
+    const deployer = JSON.parse(readFileSync(join(gen, 'pg', 'package.json'), 'utf8'))
     expect(deployer.engines).toEqual(pkg.engines)
     expect(deployer.scripts.start).toBe('node db/deploy.js')
-    for (const path of ['db/deploy.js', 'db/init.js', 'db/csn.json']) expect(existsSync(join(project, 'gen', 'pg', path))).toBe(true)
-    const lock = JSON.parse(readFileSync(join(project, 'gen', 'pg', 'package-lock.json'), 'utf8'))
+    for (const path of ['db/deploy.js', 'db/init.js', 'db/csn.json']) expect(existsSync(join(gen, 'pg', path))).toBe(true)
+    const lock = JSON.parse(readFileSync(join(gen, 'pg', 'package-lock.json'), 'utf8'))
     expect(lock.packages[''].dependencies).toEqual(deployer.dependencies)
-    expect(readdirSync(join(project, 'gen', 'pg', 'db', 'seed')).filter(file => file.endsWith('.csv')).length).toBeGreaterThan(0)
+    expect(readdirSync(join(gen, 'pg', 'db', 'seed')).filter(file => file.endsWith('.csv')).length).toBeGreaterThan(0)
   })
 
   test.each(Object.entries(BUILT_FILES))('%s: %s is built into it, without its staging folder', (_name, path) => {
