@@ -72,6 +72,8 @@ function statusOf(error: any): number {
  */
 function isBodyNotAnObject(error: any, req: any): boolean {
   if (error instanceof ApiError || !WRITE_METHODS.has(req?.method)) return false
+  // A body that is no JSON at all is MALFORMED_JSON (CAP's parser leaves the text in req.body).
+  if (error.name === 'Invalid JSON body' || error instanceof SyntaxError) return false
   if ([401, 403, 405, 413, 415].includes(statusOf(error))) return false
   const body = req?.body
   return body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))

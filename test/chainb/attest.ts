@@ -27,8 +27,8 @@ export function client(url: string, key?: string) {
 
 export type Client = ReturnType<typeof client>
 
-/** Follows a job, producing a block whenever it waits on the chain, until it is confirmed or failed. */
-export async function settledJob(caller: Client, jobId: string, timeoutMs = 30_000) {
+/** Follows a job, producing a block whenever it waits on the chain, until it is confirmed or failed (a proof takes long on a busy machine). */
+export async function settledJob(caller: Client, jobId: string, timeoutMs = 150_000) {
   const job = await waitFor(`job ${jobId} settled`, async () => {
     const { data } = await caller.post(`${CHAINB}/getJobStatus`, { jobId })
     if (data.status === 'submitted') produceBlocks(1)

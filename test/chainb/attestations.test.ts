@@ -17,6 +17,8 @@ process.env.GATEWAY_RATE_PER_SECOND = '100000'
 process.env.GATEWAY_BURST = '100000'
 process.env.CHAIN_B_JOBS_POLL_MS = '20'
 const app: { url: string } = cds.test(__dirname + '/../..') as any
+// Each test proves a claim: on a busy machine a proof takes well over the default minute.
+jest.setTimeout(240_000)
 
 const KEYS = join(__dirname, '..', '..', 'zk', 'keys')
 const verificationKey = (circuit: string) => JSON.parse(readFileSync(join(KEYS, circuit, 'verification_key.json'), 'utf8'))

@@ -67,7 +67,7 @@ test('CAP\'s missing-parameter check answers MISSING_PARAMETER; a body that is n
   expect(classify({ status: 400, code: 'ASSERT_MANDATORY', message: 'Provide the missing value.', target: 'buildId' })).toMatchObject({ code: 'MISSING_PARAMETER', message: 'buildId is required' })
   const withBody = (body: unknown, error: any) => {
     let passed: any
-    stableErrorCodes(error, { originalUrl: '/odata/v4/x/Action', body }, undefined, (e: unknown) => (passed = e))
+    stableErrorCodes(error, { method: 'POST', originalUrl: '/odata/v4/x/Action', body }, undefined, (e: unknown) => (passed = e))
     return passed.code
   }
   expect(withBody('x', { status: 400, code: 'ASSERT_DATA_TYPE', message: 'Value x is not a valid undefined', target: '' })).toBe('INVALID_BODY')
