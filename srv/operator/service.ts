@@ -56,6 +56,10 @@ export class OperatorService extends cds.ApplicationService {
       }
     })
     this.on(['CREATE', 'UPDATE'], ['Plans', 'Prices', 'Packs'], (req, next) => auditedRowChange(req, () => next()))
+    // Route classes are the services' own: no price is added, neither by POST (@restrict) nor from a new draft.
+    this.before('NEW', 'Prices.drafts', () => {
+      throw new ApiError(403, 'PRICE_CLASS_FIXED', 'The route classes are the services\' own: a price is edited, never added')
+    })
     this.on(verifyAudit, () => checkAudit())
     this.on(exportLedger, req => startExport('ledger', req.data))
     this.on(exportUsage, req => startExport('usage', req.data))
