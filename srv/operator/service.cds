@@ -53,6 +53,15 @@ service OperatorService {
     action revoke(reason : String(200))                                          returns Keys;
   };
 
+  /** The statuses a key can have (the model's own list) and what each means, for value lists and filters. */
+  @readonly @cds.persistence.skip
+  entity KeyStatuses {
+    key code        : String(10);
+        description : String(200);
+        /** Whether a key of this status has its calls served. */
+        servesCalls : Boolean;
+  }
+
   @readonly entity LedgerEntries as projection on gateway.LedgerEntries;
   /** Each key's metered calls by UTC day and route class: filter by apiKey_ID and day, page with $top/$skip. */
   @readonly entity Usage         as projection on gateway.Usage;
