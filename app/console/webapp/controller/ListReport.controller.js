@@ -108,7 +108,7 @@ sap.ui.define([
 
     onOpen: function (event) {
       var path = event.getSource().getBindingContext().getPath();
-      this.getOwnerComponent().getRouter().navTo("object", { set: this.list.set, key: encodeURIComponent(predicateOf(path)) });
+      this.getOwnerComponent().getRouter().navTo("object", { set: this.list.set, key: predicateOf(path) });
     },
 
     onListAction: function (action) {

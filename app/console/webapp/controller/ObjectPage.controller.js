@@ -29,7 +29,7 @@ sap.ui.define([
     onInit: function () {
       this.getOwnerComponent().getRouter().getRoute("object").attachPatternMatched(function (event) {
         var args = event.getParameter("arguments");
-        this.show(args.set, decodeURIComponent(args.key));
+        this.show(args.set, args.key);
       }, this);
     },
 
@@ -38,9 +38,14 @@ sap.ui.define([
       this.predicate = predicate;
       this.editing = /IsActiveEntity=false/.test(predicate);
       var view = this.getView();
-      view.bindElement({ path: "/" + set + "(" + predicate + ")" });
-      view.getElementBinding().refresh();
-      this.getOwnerComponent().annotations().objectOf(set).then(this.build.bind(this)).catch(function (error) {
+      // The fields of the row shown before go first: bound to the new row, they would ask it for properties it lacks.
+      view.unbindElement();
+      this.byId("sections").destroyItems();
+      this.getOwnerComponent().annotations().objectOf(set).then(function (object) {
+        this.build(object);
+        view.bindElement({ path: "/" + set + "(" + predicate + ")" });
+        view.getElementBinding().refresh();
+      }.bind(this)).catch(function (error) {
         MessageBox.error(error.message, { id: view.createId("errorBox") });
       });
     },
@@ -88,7 +93,7 @@ sap.ui.define([
     },
 
     open: function (predicate) {
-      this.getOwnerComponent().getRouter().navTo("object", { set: this.set, key: encodeURIComponent(predicate) }, true);
+      this.getOwnerComponent().getRouter().navTo("object", { set: this.set, key: predicate }, true);
     },
 
     onBack: function () {

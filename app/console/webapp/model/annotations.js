@@ -118,31 +118,30 @@ sap.ui.define([], function () {
      */
     parametersOf: function (action, set) {
       var metaModel = this.metaModel;
-      var schema = "OperatorService.";
+      var qualified = "OperatorService." + action;
+      // A bound action's parameters are reached through its entity set, an unbound one's through its action import.
+      var base = set ? "/" + set + "/" + qualified : "/" + action;
       return Promise.all([
-        metaModel.requestObject("/" + schema + action),
-        set ? metaModel.requestObject("/" + set + "/$Type") : null,
-        metaModel.requestObject("/" + schema + "/$Annotations")
+        metaModel.requestObject("/" + qualified),
+        set ? metaModel.requestObject("/" + set + "/$Type") : null
       ]).then(function (found) {
-        var overloads = found[0] || [];
         var typeName = found[1];
-        var overload = overloads.filter(function (candidate) {
+        var overload = (found[0] || []).filter(function (candidate) {
           return typeName ? candidate.$IsBound && candidate.$Parameter[0].$Type === typeName : !candidate.$IsBound;
         })[0];
         if (!overload) throw new Error("The service has no action " + action + (set ? " on " + set : ""));
         var parameters = (overload.$Parameter || []).slice(overload.$IsBound ? 1 : 0);
-        var target = schema + action + "(" + (typeName || "") + ")";
-        var annotations = found[2] || {};
-        return {
-          returnType: overload.$ReturnType && overload.$ReturnType.$Type,
-          parameters: parameters.map(function (parameter) {
-            var annotated = annotations[target + "/" + parameter.$Name] || {};
+        return Promise.all(parameters.map(function (parameter) {
+          var annotated = base + "/$Parameter/" + parameter.$Name;
+          return Promise.all([metaModel.requestObject(annotated + COMMON + "Label"), metaModel.requestObject(annotated + COMMON + "ValueList")]).then(function (annotations) {
             return {
               name: parameter.$Name, type: parameter.$Type, required: parameter.$Nullable === false,
-              label: annotated[COMMON + "Label"] || parameter.$Name, valueList: valueListOf(annotated[COMMON + "ValueList"], parameter.$Name)
+              label: annotations[0] || parameter.$Name, valueList: valueListOf(annotations[1], parameter.$Name)
             };
-          })
-        };
+          });
+        })).then(function (described) {
+          return { returnType: overload.$ReturnType && overload.$ReturnType.$Type, parameters: described };
+        });
       });
     },
 

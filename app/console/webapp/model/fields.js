@@ -35,7 +35,9 @@ sap.ui.define([
 
     /** A property shown as text, formatted by its type (the OData V4 model picks it from the metadata). */
     display: function (property, id) {
-      return new Text({ id: id, text: "{" + property.path + "}", wrapping: true }).addStyleClass(property.type === "Edm.String" && /ID$|hash$/i.test(property.path) ? "cagConsoleCode" : "");
+      // A type of the service's own (a TypeDefinition such as Units) has no UI5 type: shown as the service sends it.
+      var own = property.type && property.type.indexOf("Edm.") !== 0;
+      return new Text({ id: id, text: { path: property.path, targetType: own ? "any" : undefined }, wrapping: true }).addStyleClass(property.type === "Edm.String" && /ID$|hash$/i.test(property.path) ? "cagConsoleCode" : "");
     },
 
     /** A property edited in a draft: a select of its value list, a checkbox, or an input; written back to the draft as it changes. */

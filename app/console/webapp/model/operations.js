@@ -1,4 +1,5 @@
 sap.ui.define([
+  "sap/base/Log",
   "sap/m/Button",
   "sap/m/Dialog",
   "sap/m/Label",
@@ -8,7 +9,7 @@ sap.ui.define([
   "sap/ui/layout/form/SimpleForm",
   "sap/ui/model/json/JSONModel",
   "cag/console/model/fields"
-], function (Button, Dialog, Label, MessageBox, Text, TextArea, SimpleForm, JSONModel, fields) {
+], function (Log, Button, Dialog, Label, MessageBox, Text, TextArea, SimpleForm, JSONModel, fields) {
   "use strict";
 
   /** Asks for an action's parameters in a dialog; resolves with their values, or null when cancelled. */
@@ -16,16 +17,27 @@ sap.ui.define([
     return new Promise(function (resolve) {
       var values = new JSONModel({});
       var form = new SimpleForm({ editable: true, layout: "ResponsiveGridLayout" });
+      var selects = {};
       parameters.forEach(function (parameter) {
+        var control = fields.parameter(parameter, view.createId("param-" + parameter.name));
+        if (control.getSelectedKey) selects[parameter.name] = control;
         form.addContent(new Label({ text: parameter.label, required: parameter.required }));
-        form.addContent(fields.parameter(parameter, view.createId("param-" + parameter.name)));
+        form.addContent(control);
       });
+      // A select shows its first value before anyone picks one (its items arrive later than its binding): that value is the one sent.
+      var chosen = function () {
+        var data = values.getData();
+        Object.keys(selects).forEach(function (name) {
+          if (!data[name]) data[name] = selects[name].getSelectedKey();
+        });
+        return data;
+      };
       var dialog = new Dialog({
         id: view.createId("actionDialog"),
         title: title,
         contentWidth: "28rem",
         content: [form],
-        beginButton: new Button({ id: view.createId("actionConfirm"), text: title, type: "Emphasized", press: function () { dialog.close(); resolve(values.getData()); } }),
+        beginButton: new Button({ id: view.createId("actionConfirm"), text: title, type: "Emphasized", press: function () { var data = chosen(); dialog.close(); resolve(data); } }),
         endButton: new Button({ id: view.createId("actionCancel"), text: "Cancel", press: function () { dialog.close(); resolve(null); } }),
         afterClose: function () { dialog.destroy(); }
       });
@@ -43,12 +55,14 @@ sap.ui.define([
     var form = new SimpleForm({ editable: false, layout: "ResponsiveGridLayout" });
     Object.keys(type || {}).forEach(function (name) {
       var property = type[name];
-      if (name.charAt(0) === "$" || !property || property.$kind !== "Property" || property.$isCollection || !/^Edm\./.test(property.$Type)) return;
+      if (name.charAt(0) === "$" || !property || property.$kind !== "Property" || property.$isCollection) return;
+      if (answer[name] !== null && typeof answer[name] === "object") return;
       var value = answer[name] === null || answer[name] === undefined ? "" : String(answer[name]);
       form.addContent(new Label({ text: name }));
+      // Set through the setters: a value in the constructor's settings would be read as a binding where it holds braces (JSON).
       form.addContent(value.length > 120 || /\n/.test(value)
-        ? new TextArea({ id: view.createId("answer-" + name), value: value, editable: false, rows: 8, width: "100%" }).addStyleClass("cagConsoleCode")
-        : new Text({ id: view.createId("answer-" + name), text: value }).addStyleClass("cagConsoleCode"));
+        ? new TextArea({ id: view.createId("answer-" + name), editable: false, rows: 8, width: "100%" }).setValue(value).addStyleClass("cagConsoleCode")
+        : new Text({ id: view.createId("answer-" + name) }).setText(value).addStyleClass("cagConsoleCode"));
     });
     var dialog = new Dialog({
       id: view.createId("answerDialog"),
@@ -92,6 +106,7 @@ sap.ui.define([
           });
         });
       }).catch(function (error) {
+        Log.warning(action.name + " failed: " + (error.stack || error.message), "", "cag.console");
         MessageBox.error(error.message, { id: view.createId("errorBox"), title: action.label + " failed" });
         return false;
       });
