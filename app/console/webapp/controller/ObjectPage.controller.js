@@ -44,7 +44,6 @@ sap.ui.define([
       this.getOwnerComponent().annotations().objectOf(set).then(function (object) {
         this.build(object);
         view.bindElement({ path: "/" + set + "(" + predicate + ")" });
-        view.getElementBinding().refresh();
       }.bind(this)).catch(function (error) {
         MessageBox.error(error.message, { id: view.createId("errorBox") });
       });
