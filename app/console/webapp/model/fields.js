@@ -37,7 +37,10 @@ sap.ui.define([
     display: function (property, id) {
       // A type of the service's own (a TypeDefinition such as Units) has no UI5 type: shown as the service sends it.
       var own = property.type && property.type.indexOf("Edm.") !== 0;
-      return new Text({ id: id, text: { path: property.path, targetType: own ? "any" : undefined }, wrapping: true }).addStyleClass(property.type === "Edm.String" && /ID$|hash$/i.test(property.path) ? "cagConsoleCode" : "");
+      var text = new Text({ id: id, text: { path: property.path, targetType: own ? "any" : undefined }, wrapping: true });
+      // Ids and hashes in a monospaced font, to compare them by eye.
+      if (/ID$|hash$/i.test(property.path)) text.addStyleClass("cagConsoleCode");
+      return text;
     },
 
     /** A property edited in a draft: a select of its value list, a checkbox, or an input; written back to the draft as it changes. */
