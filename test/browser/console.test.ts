@@ -28,9 +28,13 @@ const text = (id: string) => control(page(), id).innerText()
 const rows = () => page().locator('[id$="--table"] tbody tr.sapMListTblRow:not(.sapMListTblRowNoData)')
 const digits = (value: string) => Number(value.replace(/[^\d]/g, ''))
 
-/** The screenshot saved under the test's artifacts, copied to docs/images for the README. */
+/**
+ * The screenshot saved under the test's artifacts; with DOCS_SCREENSHOTS=1 also copied to
+ * docs/images, where the README shows it (`DOCS_SCREENSHOTS=1 npx jest test/browser/console.test.ts`).
+ */
 async function documented(name: string) {
   await portal.screenshot(name)
+  if (process.env.DOCS_SCREENSHOTS !== '1') return
   mkdirSync(join(root, 'docs', 'images'), { recursive: true })
   copyFileSync(join(SCREENSHOTS, `${name}.png`), join(root, 'docs', 'images', `${name}.png`))
 }
