@@ -3,8 +3,9 @@ using OperatorService as service from '../../srv/operator/service';
 // The operator console (app/console/webapp) reads these from the service's $metadata: each list's
 // filter fields (UI.SelectionFields) and columns (UI.LineItem, whose actions without a row are the
 // list's toolbar), each object page's title (UI.HeaderInfo), sections (UI.Facets of
-// UI.FieldGroups) and buttons (UI.Identification, one DataFieldForAction per bound action). Plans
-// and key statuses are offered from the service's own entity sets (Common.ValueList).
+// UI.FieldGroups) and buttons (UI.Identification, one DataFieldForAction per bound action); a list
+// of a draft-enabled set can create a row unless UI.CreateHidden says no. Plans and key statuses
+// are offered from the service's own entity sets (Common.ValueList).
 
 annotate service.Keys with @(
   UI.HeaderInfo : { TypeName: 'Key', TypeNamePlural: 'Keys', Title: { Value: hint }, Description: { Value: label } },
@@ -202,7 +203,9 @@ annotate service.Plans with @(
   burst         @title: 'Burst';
 };
 
+// The route classes are the services' own: a price is edited, never created (the service refuses a new draft).
 annotate service.Prices with @(
+  UI.CreateHidden : true,
   UI.HeaderInfo : { TypeName: 'Price', TypeNamePlural: 'Prices', Title: { Value: routeClass }, Description: { Value: description } },
   UI.SelectionFields : [ routeClass ],
   UI.LineItem : [ { Value: routeClass }, { Value: units }, { Value: description } ],

@@ -6,8 +6,8 @@ import { control, eventually, openPortal, SCREENSHOTS, type Portal } from '../su
  * The operator console in Chromium against `npm start` (the hosted gateway on, the devnets
  * embedded), as an operator clicks through it signed in as the development operator `alice`:
  * issue a key and find it, credit it, change its plan; edit a price through its draft and see the
- * next metered call charged the new price; revoke the key; create vouchers; and find each of
- * these in the audit log. Every list, filter, section and button comes from the operator
+ * next metered call charged the new price; revoke the key; create vouchers; create a plan from a
+ * draft; and find each of these in the audit log. Every list, filter, section and button comes from the operator
  * service's annotations.
  */
 
@@ -39,11 +39,11 @@ async function documented(name: string) {
   copyFileSync(join(SCREENSHOTS, `${name}.png`), join(root, 'docs', 'images', `${name}.png`))
 }
 
-/** Opens a list of the console by its entity set, and waits for its rows. */
-async function openList(set: string) {
+/** Opens a list of the console by its entity set, and waits until that list (not the one shown before) has its rows. */
+async function openList(set: string, title = set) {
   await page().goto(`/console#/${set}`)
   await control(page(), 'table').waitFor({ timeout: 60_000 })
-  await eventually(() => text('tableTitle'), value => expect(value).toMatch(/\(\d+\)$/))
+  await eventually(() => text('tableTitle'), value => expect(value).toMatch(new RegExp(`^${title} \\(\\d+\\)$`)))
 }
 
 /** Picks a value of an open select (a value list) by its text. */
@@ -173,8 +173,24 @@ test('create vouchers from the Vouchers list: the codes shown once as CSV, the l
   for (const hint of hints) expect(listed.join('\n')).toContain(hint)
 })
 
+test('a plan created from the Plans list: a draft filled in and saved; prices have no Create', async () => {
+  await openList('Prices')
+  expect(await control(page(), 'listCreate').count()).toBe(0)
+  await openList('Plans')
+  await runAction('listCreate', () => input('param-name').fill('console-team'))
+  await eventually(() => text('field-name'), value => expect(value).toBe('console-team'))
+  await control(page(), 'draftStatus').waitFor()
+  for (const [field, value] of [['units', '5000'], ['validityDays', '30'], ['ratePerSecond', '10'], ['burst', '20']]) await input(`field-${field}`).fill(value)
+  await input('field-description').click()
+  await control(page(), 'saveButton').click()
+  await control(page(), 'editButton').waitFor()
+  await eventually(() => text('field-burst'), value => expect(value).toBe('20'))
+  await control(page(), 'backButton').click()
+  await eventually(async () => (await rows().allInnerTexts()).join('\n'), listed => expect(listed).toContain('console-team'))
+})
+
 test('the audit log lists each of these, newest first, by alice', async () => {
-  await openList('AuditLog')
+  await openList('AuditLog', 'Audit Log')
   await input('filter-target').fill(keyId)
   await control(page(), 'goButton').click()
   await eventually(async () => (await rows().allInnerTexts()).map(row => row.match(/key\.[a-z-]+/)?.[0]), actions => expect(actions).toEqual(['key.revoke', 'key.change-plan', 'key.credit', 'key.issue']))
@@ -182,6 +198,9 @@ test('the audit log lists each of these, newest first, by alice', async () => {
   await input('filter-target').fill('price:entity-read')
   await control(page(), 'goButton').click()
   await eventually(() => rows().allInnerTexts(), texts => expect(texts.filter(row => row.includes('price.update'))).toHaveLength(1))
+  await input('filter-target').fill('plan:console-team')
+  await control(page(), 'goButton').click()
+  await eventually(async () => (await rows().allInnerTexts()).map(row => row.match(/plan\.[a-z]+/)?.[0]), actions => expect(actions).toEqual(['plan.create']))
   await input('filter-target').fill('vouchers:3')
   await input('filter-action').fill('voucher.create')
   await control(page(), 'goButton').click()

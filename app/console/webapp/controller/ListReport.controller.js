@@ -3,14 +3,15 @@ sap.ui.define([
   "sap/m/Column",
   "sap/m/ColumnListItem",
   "sap/m/Label",
-  "sap/m/Text",
+  "sap/m/MessageBox",
   "sap/m/VBox",
   "sap/ui/core/mvc/Controller",
   "sap/ui/model/Filter",
   "sap/ui/model/Sorter",
+  "sap/ui/model/odata/v4/ODataUtils",
   "cag/console/model/fields",
   "cag/console/model/operations"
-], function (Button, Column, ColumnListItem, Label, Text, VBox, Controller, Filter, Sorter, fields, operations) {
+], function (Button, Column, ColumnListItem, Label, MessageBox, VBox, Controller, Filter, Sorter, ODataUtils, fields, operations) {
   "use strict";
 
   /** The key predicate of a row's path, `/Prices(routeClass='reads',IsActiveEntity=true)` → `routeClass='reads',IsActiveEntity=true`. */
@@ -69,6 +70,11 @@ sap.ui.define([
         toolbar.addContent(button);
         return button;
       }, this);
+      if (list.newAction) {
+        var create = new Button({ id: view.createId("listCreate"), text: "Create", press: this.onCreate.bind(this) });
+        toolbar.addContent(create);
+        this.actionButtons.push(create);
+      }
 
       table.unbindItems();
       table.destroyColumns();
@@ -109,6 +115,37 @@ sap.ui.define([
     onOpen: function (event) {
       var path = event.getSource().getBindingContext().getPath();
       this.getOwnerComponent().getRouter().navTo("object", { set: this.list.set, key: predicateOf(path) });
+    },
+
+    /** Create: a new row as a draft (its key asked first), opened to fill in and save. */
+    onCreate: function () {
+      var view = this.getView();
+      var set = this.list.set;
+      var annotations = this.getOwnerComponent().annotations();
+      var router = this.getOwnerComponent().getRouter();
+      var model = view.getModel();
+      annotations.parametersOf(this.list.newAction, set).then(function (signature) {
+        return operations.askParameters(view, "Create", signature.parameters).then(function (values) {
+          if (!values) return;
+          var binding = model.bindContext("/" + set + "/OperatorService." + this.list.newAction + "(...)");
+          signature.parameters.forEach(function (parameter) {
+            var value = fields.parameterValue(parameter, values[parameter.name]);
+            if (value !== undefined) binding.setParameter(parameter.name, value);
+          });
+          return binding.execute().then(function () {
+            return Promise.all([binding.getBoundContext().requestObject(), model.getMetaModel().requestObject("/" + set + "/")]);
+          }).then(function (found) {
+            var draft = found[0];
+            var type = found[1];
+            var predicate = type.$Key.map(function (key) {
+              return key + "=" + ODataUtils.formatLiteral(draft[key], type[key].$Type);
+            }).join(",");
+            router.navTo("object", { set: set, key: predicate });
+          });
+        }.bind(this));
+      }.bind(this)).catch(function (error) {
+        MessageBox.error(error.message, { id: view.createId("errorBox"), title: "Create failed" });
+      });
     },
 
     onListAction: function (action) {

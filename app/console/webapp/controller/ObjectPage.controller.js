@@ -145,11 +145,15 @@ sap.ui.define([
       }.bind(this));
     },
 
-    /** Cancel: the draft is discarded; the row stays as it was. */
+    /** Cancel: the draft is discarded; the row stays as it was (a new row's draft leaves nothing: back to the list). */
     onCancel: function () {
-      this.context().delete().then(function () {
-        this.open(asActive(this.predicate, true));
-      }.bind(this), function (error) {
+      var context = this.context();
+      context.requestProperty("HasActiveEntity").then(function (hasActive) {
+        return context.delete().then(function () {
+          if (hasActive) this.open(asActive(this.predicate, true));
+          else this.onBack();
+        }.bind(this));
+      }.bind(this)).catch(function (error) {
         MessageBox.error(error.message, { id: this.getView().createId("errorBox"), title: "Cancel failed" });
       }.bind(this));
     }

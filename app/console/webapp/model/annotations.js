@@ -45,7 +45,9 @@ sap.ui.define([], function () {
         this.metaModel.requestObject(base + "/" + UI + "LineItem"),
         this.metaModel.requestObject(base + "/" + UI + "HeaderInfo"),
         this.metaModel.requestObject(base + "/" + UI + "PresentationVariant"),
-        this.metaModel.requestObject(base + "/")
+        this.metaModel.requestObject(base + "/"),
+        this.metaModel.requestObject(base + COMMON + "DraftRoot"),
+        this.metaModel.requestObject(base + "/" + UI + "CreateHidden")
       ]).then(function (found) {
         var lineItem = found[1] || [];
         var columns = lineItem.filter(function (field) { return field.Value && field.Value.$Path; }).map(function (field) { return field.Value.$Path; });
@@ -56,7 +58,9 @@ sap.ui.define([], function () {
         return Promise.all([self.propertiesOf(set, columns), self.propertiesOf(set, filters)]).then(function (properties) {
           return {
             set: set, header: found[2] || {}, columns: properties[0], filters: properties[1], sortOrder: sortOrder, actions: listActions,
-            draft: !!found[4].IsActiveEntity
+            draft: !!found[4].IsActiveEntity,
+            // A new row starts as a draft from the set's new action, unless the annotations hide creating (UI.CreateHidden).
+            newAction: found[5] && found[5].NewAction && !found[6] ? localName(found[5].NewAction) : null
           };
         });
       });
@@ -133,10 +137,15 @@ sap.ui.define([], function () {
         var parameters = (overload.$Parameter || []).slice(overload.$IsBound ? 1 : 0);
         return Promise.all(parameters.map(function (parameter) {
           var annotated = base + "/$Parameter/" + parameter.$Name;
-          return Promise.all([metaModel.requestObject(annotated + COMMON + "Label"), metaModel.requestObject(annotated + COMMON + "ValueList")]).then(function (annotations) {
+          return Promise.all([
+            metaModel.requestObject(annotated + COMMON + "Label"),
+            metaModel.requestObject(annotated + COMMON + "ValueList"),
+            // A parameter named as a property of the set (a new row's key) takes the property's label where it has none.
+            set ? metaModel.requestObject("/" + set + "/" + parameter.$Name + COMMON + "Label") : null
+          ]).then(function (annotations) {
             return {
               name: parameter.$Name, type: parameter.$Type, required: parameter.$Nullable === false,
-              label: annotations[0] || parameter.$Name, valueList: valueListOf(annotations[1], parameter.$Name)
+              label: annotations[0] || annotations[2] || parameter.$Name, valueList: valueListOf(annotations[1], parameter.$Name)
             };
           });
         })).then(function (described) {

@@ -77,6 +77,8 @@ sap.ui.define([
   }
 
   return {
+    askParameters: askParameters,
+
     /**
      * Runs an action of the operator service as an operator asked for it: its parameters from a
      * dialog, then the call (bound to `context`, or unbound), then its answer shown where it
