@@ -10,13 +10,20 @@ import { appFile } from '../lib/app-files.ts'
 
 /**
  * The web front ends, served by the application itself, free of charge and without a key: the
- * portal (keys, explorer, analytics) at `/`, its files under `/portal`, and the OpenUI5 runtime
+ * portal (keys, explorer, analytics) at `/`, its files under `/portal`; the operator console at
+ * `/console`, its files under `/console/` (the page is free, every data call it makes needs the
+ * operator's login, which the operator service asks for); and the OpenUI5 runtime
  * under `/resources` from the @openui5 packages (themes compiled on first use, see themes.ts),
  * with Chart.js beside it. Every page goes out with a content security policy that allows
  * nothing but this origin (UI5 writes inline style attributes, so styles may be inline).
  */
 
-const PORTAL_DIR = () => appFile('portal')
+/** Each web app: where its files are, where they are served and its UI5 namespace (for its preload bundle). */
+const WEB_APPS = {
+  portal: { dir: () => appFile('portal'), base: '/portal', namespace: 'cag/portal' },
+  console: { dir: () => appFile('console'), base: '/console', namespace: 'cag/console' },
+} as const
+type WebApp = keyof typeof WEB_APPS
 
 const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
@@ -34,21 +41,22 @@ const CONTENT_SECURITY_POLICY = [
 // The package's entry is dist/chart.cjs; its browser build chart.umd.min.js sits beside it.
 const CHART_JS_DIR = dirname(requireFromApp.resolve('chart.js'))
 
-/** Versioned runtime files may be cached for a day; the portal's own files are revalidated each time. */
+/** Versioned runtime files may be cached for a day; the web apps' own files are revalidated each time. */
 const RUNTIME_CACHE = { maxAge: '1d', fallthrough: true, index: false, redirect: false } as const
-const PORTAL_CACHE = { maxAge: 0, fallthrough: true, index: false, redirect: false } as const
+const APP_CACHE = { maxAge: 0, fallthrough: true, index: false, redirect: false } as const
 
 /** The runtime is some 12 MB of sources; compressed, a first visit moves a quarter of that. */
 const compressed = compression({ threshold: 1024 })
 
 export function serveFrontEnds(app: Application): void {
-  app.use(['/portal', '/resources'], compressed)
-  app.get(['/', '/index.html'], compressed, (_req: Request, res: Response) => {
-    withSecurityHeaders(res)
-    res.sendFile(join(PORTAL_DIR(), 'index.html'), { headers: { 'cache-control': 'no-cache' } })
-  })
-  app.get('/portal/preload.js', securityHeaders, servePreload)
-  app.use('/portal', readOnly, securityHeaders, express.static(PORTAL_DIR(), PORTAL_CACHE), notFound('/portal'))
+  app.use(['/portal', '/console', '/resources'], compressed)
+  app.get(['/', '/index.html'], compressed, servePage('portal'))
+  app.get('/console', servePage('console'))
+  for (const name of Object.keys(WEB_APPS) as WebApp[]) {
+    const { base, dir } = WEB_APPS[name]
+    app.get(`${base}/preload.js`, securityHeaders, servePreload(name))
+    app.use(base, readOnly, securityHeaders, express.static(dir(), APP_CACHE), notFound(base))
+  }
   app.use('/resources', readOnly, securityHeaders, serveTheme)
   app.get('/resources/sap-ui-version.json', (_req: Request, res: Response) => res.json(UI5_VERSION_INFO))
   app.get(/^\/resources\/(sap\/[\w/]+)\/manifest\.json$/, (req: Request, res: Response, next: NextFunction) => {
@@ -60,26 +68,37 @@ export function serveFrontEnds(app: Application): void {
   app.use('/resources', notFound('/resources'))
   if (process.env.NODE_ENV !== 'test') cds.once('listening', () => {
     compileThemesAhead()
-    preloadBundle().catch(() => undefined)
+    preloadBundle('portal').catch(() => undefined)
   })
 }
 
-let preload: Promise<PreloadBundle> | undefined
+/** A web app's page (its index.html), revalidated on each visit, with the security headers. */
+const servePage = (name: WebApp) => (_req: Request, res: Response) => {
+  withSecurityHeaders(res)
+  res.sendFile(join(WEB_APPS[name].dir(), 'index.html'), { headers: { 'cache-control': 'no-cache' } })
+}
 
-/** The portal's preload bundle, made once per process (see preload.ts). */
-function preloadBundle(): Promise<PreloadBundle> {
-  preload ??= buildPreloadBundle(PORTAL_DIR(), UI5_ROOTS, 'cag/portal').then(bundle => {
-    cds.log('front-ends').debug(`portal preload bundle: ${bundle.modules} modules, ${bundle.body.length} bytes (${bundle.gzipped.length} compressed)`)
-    return bundle
-  }).catch(error => {
-    preload = undefined
-    throw error
-  })
+const preloads = new Map<WebApp, Promise<PreloadBundle>>()
+
+/** A web app's preload bundle, made once per process (see preload.ts). */
+function preloadBundle(name: WebApp): Promise<PreloadBundle> {
+  const { dir, namespace } = WEB_APPS[name]
+  let preload = preloads.get(name)
+  if (!preload) {
+    preload = buildPreloadBundle(dir(), UI5_ROOTS, namespace).then(bundle => {
+      cds.log('front-ends').debug(`${name} preload bundle: ${bundle.modules} modules, ${bundle.body.length} bytes (${bundle.gzipped.length} compressed)`)
+      return bundle
+    }).catch(error => {
+      preloads.delete(name)
+      throw error
+    })
+    preloads.set(name, preload)
+  }
   return preload
 }
 
-function servePreload(req: Request, res: Response) {
-  preloadBundle().then(bundle => {
+const servePreload = (name: WebApp) => (req: Request, res: Response) => {
+  preloadBundle(name).then(bundle => {
     res.setHeader('content-type', 'application/javascript; charset=utf-8')
     res.setHeader('cache-control', 'no-cache')
     res.setHeader('etag', bundle.etag)
@@ -89,7 +108,7 @@ function servePreload(req: Request, res: Response) {
     if (gzipped) res.setHeader('content-encoding', 'gzip')
     res.end(req.method === 'HEAD' ? undefined : gzipped ? bundle.gzipped : bundle.body)
   }).catch(error => {
-    cds.log('front-ends').error('the portal preload bundle could not be made:', error?.message ?? error)
+    cds.log('front-ends').error(`the ${name} preload bundle could not be made:`, error?.message ?? error)
     // Without the bundle UI5 loads each module on its own: slower, not broken.
     res.setHeader('content-type', 'application/javascript; charset=utf-8')
     res.end('// no preload bundle: modules load one by one\n')

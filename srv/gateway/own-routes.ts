@@ -63,6 +63,8 @@ export const OWN_ROUTES: readonly OwnRoute[] = [
   { path: '/', method: 'GET', access: 'public' },
   { path: '/index.html', method: 'GET', access: 'public' },
   { path: '/portal', method: 'GET', access: 'public', prefix: true },
+  // The operator console's page and files: free; its data calls need the operator's login (/odata/v4/operator)
+  { path: '/console', method: 'GET', access: 'public', prefix: true },
   { path: '/resources', method: 'GET', access: 'public', prefix: true },
   // The development wallet, served only where the bootstrap embeds it (404 elsewhere)
   { path: '/dev-wallet', method: 'GET', access: 'public' },

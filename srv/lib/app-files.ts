@@ -15,6 +15,8 @@ const MODULE = typeof __filename === 'string' && __filename.endsWith('.js') ? '.
 export const APP_FILES = {
   /** The portal's web app (app/portal). */
   portal: 'app/portal/webapp',
+  /** The operator console's web app (app/console). */
+  console: 'app/console/webapp',
   /** The worker thread that compiles a UI5 theme from LESS. */
   themeWorker: `srv/front-ends/theme-worker${MODULE}`,
   /** The worker thread that proves a claim. */

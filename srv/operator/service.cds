@@ -53,6 +53,15 @@ service OperatorService {
     action revoke(reason : String(200))                                          returns Keys;
   };
 
+  /** The statuses a key can have (the model's own list) and what each means, for value lists and filters. */
+  @readonly @cds.persistence.skip
+  entity KeyStatuses {
+    key code        : String(10);
+        description : String(200);
+        /** Whether a key of this status has its calls served. */
+        servesCalls : Boolean;
+  }
+
   @readonly entity LedgerEntries as projection on gateway.LedgerEntries;
   /** Each key's metered calls by UTC day and route class: filter by apiKey_ID and day, page with $top/$skip. */
   @readonly entity Usage         as projection on gateway.Usage;
@@ -60,10 +69,16 @@ service OperatorService {
   @readonly entity Grants        as projection on gateway.Grants actions {
     action revoke(reason : String(200)) returns Grants;
   };
-  /** Plans: edited and added (a key's plan takes effect with its next call); never removed, keys name them. */
+  /**
+   * Plans: edited and added (a key's plan takes effect with its next call); never removed, keys name them.
+   * Plans, prices and packs are draft-enabled for the console's object pages (edit, then save or
+   * cancel); a direct PATCH of the active row still works as before.
+   */
+  @odata.draft.enabled
   @restrict: [{ grant: ['READ', 'CREATE', 'UPDATE'], to: 'admin' }]
   entity Plans                   as projection on gateway.Plans;
   /** The price of each route class: edited (every instance charges it within seconds); the classes are the services'. */
+  @odata.draft.enabled
   @restrict: [{ grant: ['READ', 'UPDATE'], to: 'admin' }]
   entity Prices                  as projection on gateway.Prices;
   @readonly entity AuditLog      as projection on db.OperatorAuditLog;
@@ -74,6 +89,7 @@ service OperatorService {
   };
   @readonly entity VoucherRedemptions as projection on lanes.VoucherRedemptions;
   /** What the purchase lane sells: edited and added (the next quote and /prices show it); never removed, purchases name them. */
+  @odata.draft.enabled
   @restrict: [{ grant: ['READ', 'CREATE', 'UPDATE'], to: 'admin' }]
   entity Packs                        as projection on lanes.Packs;
 

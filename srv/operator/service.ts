@@ -1,5 +1,6 @@
 import cds from '@sap/cds'
-import { Grants, Key, Keys, Packs, Plans, Prices, Vouchers, createVouchers, exportAudit, exportLedger, exportUsage, issueKey, verifyAudit } from '#cds-models/OperatorService'
+import { Grants, Key, Keys, KeyStatuses, Packs, Plans, Prices, Vouchers, createVouchers, exportAudit, exportLedger, exportUsage, issueKey, verifyAudit } from '#cds-models/OperatorService'
+import { ApiKey } from '#cds-models/gateway'
 import { mcpConfiguration } from '../gateway/key-delivery.ts'
 import { gatewayConfig } from '../gateway/config.ts'
 import { undrawnLeased } from '../gateway/ledger.ts'
@@ -17,6 +18,7 @@ import { auditedSubscriptionChange } from './webhook-subscriptions.ts'
 export class OperatorService extends cds.ApplicationService {
   init() {
     this.after('READ', Keys, addLeasedUnits)
+    this.on('READ', KeyStatuses, () => keyStatuses())
     this.after(['credit', 'debit', 'changePlan', 'suspend', 'resume', 'setExpiry', 'revoke'], Keys, unitsAsText)
     this.after(issueKey, unitsAsText)
     this.after(createVouchers, (batch: unknown) => (batch as { vouchers?: { units: unknown }[] } | undefined)?.vouchers?.forEach(voucher => (voucher.units = String(voucher.units))))
@@ -56,6 +58,10 @@ export class OperatorService extends cds.ApplicationService {
       }
     })
     this.on(['CREATE', 'UPDATE'], ['Plans', 'Prices', 'Packs'], (req, next) => auditedRowChange(req, () => next()))
+    // Route classes are the services' own: no price is added, neither by POST (@restrict) nor from a new draft.
+    this.before('NEW', 'Prices.drafts', () => {
+      throw new ApiError(403, 'PRICE_CLASS_FIXED', 'The route classes are the services\' own: a price is edited, never added')
+    })
     this.on(verifyAudit, () => checkAudit())
     this.on(exportLedger, req => startExport('ledger', req.data))
     this.on(exportUsage, req => startExport('usage', req.data))
@@ -79,6 +85,16 @@ async function auditedRowChange(req: cds.Request, next: () => Promise<unknown>) 
   await recordAction({ actor: currentActor(), action: `${kind}.${req.event === 'CREATE' ? 'create' : 'update'}`, target: `${kind}:${id}`, before: before ?? null, after: await read() })
   return result
 }
+
+/** What each status of a key means (every status of the model's enum: the compiler checks it). */
+const KEY_STATUS_MEANINGS: Record<keyof typeof ApiKey.status, { description: string; servesCalls: boolean }> = {
+  active: { description: 'Calls are served and charged', servesCalls: true },
+  suspended: { description: 'Calls are refused (403 KEY_SUSPENDED) until the key is resumed', servesCalls: false },
+  revoked: { description: 'The key has ended for good (401); its grants are revoked too', servesCalls: false },
+}
+
+/** The statuses of the key model's enum, in the order the model lists them, with what each means. */
+const keyStatuses = () => Object.values(ApiKey.status).map(code => ({ code, ...KEY_STATUS_MEANINGS[code] }))
 
 /** The key or grant a bound action is called on: `Keys(<id>)`, `Grants(<id>)`. */
 function idOf(req: cds.Request): string {

@@ -7,7 +7,7 @@ import cds from '@sap/cds'
  * to filter by (UI.SelectionFields). Every path an annotation uses names a property, navigation or
  * annotation that exists, and every value list names an entity set of the same service. The table
  * below lists each service's entity sets: a new entity set fails the coverage check until it is
- * annotated and listed.
+ * annotated and listed (CAP's own DraftAdministrativeData, which draft-enabled services carry, aside).
  */
 
 process.env.CHAIN_B_CRAWLER_ENABLED = 'false'
@@ -50,6 +50,12 @@ const SERVICES: Annotated[] = [
   },
   { path: '/odata/v4/chainb-indexer', main: ['SyncState', 'ReorgLog'], parts: [] },
   { path: '/odata/v4/analytics', main: ['MetricBuckets', 'EpochSnapshots', 'Reorgs', 'SyncStatus'], parts: ['BucketWriterState'] },
+  // The operator console's (app/console): its lists, object pages and value lists.
+  {
+    path: '/odata/v4/operator',
+    main: ['Keys', 'LedgerEntries', 'Usage', 'Grants', 'Plans', 'Prices', 'Packs', 'Vouchers', 'AuditLog', 'WebhookSubscriptions', 'WebhookDeliveries'],
+    parts: ['KeyStatuses', 'VoucherRedemptions'],
+  },
   // Functions only: nothing to annotate (and a new entity set here would need annotations).
   { path: '/odata/v4/chainb-verify', main: [], parts: [] },
 ]
@@ -211,6 +217,8 @@ function pathProblems(metadata: Metadata, type: EntityType, { $kind, path }: Pat
     const ending = navigation ? metadata.types.get(target.type.navigations.get(target.last) ?? '') : type
     return ending?.annotations.has(term) ? [] : [`${path}: no ${term} on ${ending?.name ?? navigation}`]
   }
+  // An empty navigation path is the entity itself (CAP's draft side effects name it so).
+  if ($kind === 'NavigationPropertyPath' && path === '') return []
   return resolvePath(metadata, type, path).exists ? [] : [`${path}: no such property`]
 }
 
@@ -231,7 +239,7 @@ describe.each(SERVICES)('$path', service => {
   const metadata = () => metadataOf.get(service.path)!
 
   test('lists every entity set the service serves', () => {
-    expect([...metadata().entitySets.keys()].sort()).toEqual([...service.main, ...service.parts].sort())
+    expect([...metadata().entitySets.keys()].filter(name => name !== 'DraftAdministrativeData').sort()).toEqual([...service.main, ...service.parts].sort())
   })
 
   const sets = [...service.main.map(name => ({ name, main: true })), ...service.parts.map(name => ({ name, main: false }))]

@@ -240,13 +240,14 @@ export function gatewayCases(): Probe[] {
   return [...reads, ...keyLaneCases(), ...frontEndCases()]
 }
 
-/** The portal's files, the UI5 runtime and the development wallet: hostile paths and bodies answer 4xx, never a 5xx or a file outside their folders. */
+/** The portal's and the operator console's files, the UI5 runtime and the development wallet: hostile paths and bodies answer 4xx, never a 5xx or a file outside their folders. */
 function frontEndCases(): Probe[] {
   const notOutside = (answer: Answer) => (answer.body.includes('"chain-access-gateway"') ? 'served a file outside its folder' : answeredOrRefused(answer))
   const paths = [
     '/portal/..%2f..%2fpackage.json', '/portal/%2e%2e/%2e%2e/package.json', '/resources/..%2f..%2f..%2fpackage.json', '/resources/sap/m/themes/..%2f..%2f..%2f..%2fpackage.json',
     '/resources/sap/m/themes/sap_horizon/library.css%00', `/resources/sap/m/themes/${'x'.repeat(5000)}/library.css`, '/resources/sap/../../manifest.json',
     `/resources/${'a/'.repeat(2000)}manifest.json`, '/portal/manifest.json?%ff%fe', '/index.html/..%2f',
+    '/console/..%2f..%2fpackage.json', '/console/%2e%2e/%2e%2e/package.json', '/console/..%2f', '/console/manifest.json?%ff%fe',
   ]
   const reads = paths.map((target): Probe => ({ name: `front ends: GET ${target.slice(0, 60)}`, group: 'front ends', kinds: ['front end'], method: 'GET', target, anonymous: true, expect: notOutside }))
   const walletBodies = ['{"a": ', '[]', 'null', JSON.stringify({ wallet: 1e308, tx: 'ff'.repeat(20_000) }), JSON.stringify({ wallet: '1', address: '\u0000', payload: 'zz' }), JSON.stringify({ tx: '84'.repeat(30_000) }), '['.repeat(10_000)]

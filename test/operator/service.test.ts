@@ -65,6 +65,13 @@ describe('keys', () => {
     expect(JSON.parse(issued.mcpConfiguration).mcpServers['chain-a'].env.CHAIN_ACCESS_API_KEY).toBe(issued.key)
   })
 
+  test('KeyStatuses: the statuses a key can have, for value lists, with what each means', async () => {
+    const { data } = await GET(`${OP}/KeyStatuses`)
+    expect(data.value.map((status: { code: string; servesCalls: boolean }) => [status.code, status.servesCalls])).toEqual([['active', true], ['suspended', false], ['revoked', false]])
+    expect(data.value.every((status: { description: string }) => status.description.length > 0)).toBe(true)
+    expect((await GET(`${OP}/KeyStatuses`, bob)).status).toBe(403)
+  })
+
   test('found by a search on label, by filter on status, and paged', async () => {
     const { data } = await GET(`${OP}/Keys?$search=operator-test&$filter=status eq 'active'&$count=true&$top=1`)
     expect(data['@odata.count']).toBeGreaterThanOrEqual(2)

@@ -31,8 +31,11 @@ export interface Portal {
   close(): Promise<void>
 }
 
-/** Starts `npm start` on a free port and a fresh database, and Chromium with one page on it. */
-export async function openPortal(options: { env?: NodeJS.ProcessEnv } = {}): Promise<Portal> {
+/**
+ * Starts `npm start` on a free port and a fresh database, and Chromium with one page on it; with
+ * `httpCredentials`, the browser answers a login challenge (the operator's basic login in development) with them.
+ */
+export async function openPortal(options: { env?: NodeJS.ProcessEnv; httpCredentials?: { username: string; password: string } } = {}): Promise<Portal> {
   const dataDir = mkdtempSync(join(tmpdir(), 'chain-access-browser-'))
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', cds_requires_db_credentials_url: join(dataDir, 'db.sqlite'), ...options.env }
   for (const name of ['NODE_ENV', 'CDS_ENV', 'CDS_REQUIRES_DB_CREDENTIALS_DATABASE']) delete env[name]
@@ -43,7 +46,7 @@ export async function openPortal(options: { env?: NodeJS.ProcessEnv } = {}): Pro
     // No sandbox as root; no background traffic to hosts this machine cannot reach.
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   })
-  const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1400, height: 900 } })
+  const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1400, height: 900 }, httpCredentials: options.httpCredentials })
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url })
   const page = await context.newPage()
   const problems: string[] = []
