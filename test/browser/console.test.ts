@@ -56,12 +56,28 @@ async function pick(selectId: string, value: string) {
 async function runAction(buttonId: string, fill: () => Promise<void>) {
   await control(page(), buttonId).click()
   await control(page(), 'actionDialog').waitFor()
+  // The dialog moves the focus to its first field once it has opened (later on a busy machine):
+  // text typed before that could land in the first field.
+  await eventually(() => page().evaluate(() => Boolean((globalThis as any).document.activeElement?.closest('[id$="--actionDialog"]'))), focused => expect(focused).toBe(true))
   await fill()
   await control(page(), 'actionConfirm').click()
   await control(page(), 'actionDialog').waitFor({ state: 'detached' })
 }
 
 const input = (id: string) => control(page(), id).locator('input')
+
+/** Fills the fields, then checks each holds its value (filling again any that does not). */
+async function fillFields(values: Record<string, string>) {
+  for (const [id, value] of Object.entries(values)) await input(id).fill(value)
+  await eventually(async () => {
+    const held: Record<string, string> = {}
+    for (const [id, value] of Object.entries(values)) {
+      held[id] = await input(id).inputValue()
+      if (held[id] !== value) await input(id).fill(value)
+    }
+    return held
+  }, held => expect(held).toEqual(values))
+}
 
 /** A metered call with the key through the hosted gateway: the units it was charged. */
 async function meteredCall(key: string): Promise<string | null> {
@@ -81,8 +97,7 @@ test('the Keys list: filters and columns from the annotations; Issue Key shows t
   for (const column of ['Key', 'Label', 'Plan', 'Status', 'Units Left']) expect(header).toContain(column)
   await runAction('listAction-issueKey', async () => {
     await pick('param-plan', 'standard')
-    await input('param-units').fill('500')
-    await input('param-label').fill(LABEL)
+    await fillFields({ 'param-units': '500', 'param-label': LABEL })
   })
   await control(page(), 'answerDialog').waitFor()
   key = (await text('answer-key')).trim()
@@ -104,8 +119,7 @@ test('find the key by its label, credit it and change its plan on its object pag
   expect(digits(await text('field-unitsLeft'))).toBe(500)
 
   await runAction('action-credit', async () => {
-    await input('param-units').fill('250')
-    await input('param-reason').fill('goodwill')
+    await fillFields({ 'param-units': '250', 'param-reason': 'goodwill' })
   })
   await eventually(async () => digits(await text('field-unitsLeft')), value => expect(value).toBe(750))
 
@@ -156,9 +170,7 @@ test('revoke the key: its object page says so, and the key answers 401', async (
 test('create vouchers from the Vouchers list: the codes shown once as CSV, the list shows them by their hints', async () => {
   await openList('Vouchers')
   await runAction('listAction-createVouchers', async () => {
-    await input('param-units').fill('100')
-    await input('param-count').fill('3')
-    await input('param-label').fill(LABEL)
+    await fillFields({ 'param-units': '100', 'param-count': '3', 'param-label': LABEL })
   })
   await control(page(), 'answerDialog').waitFor()
   const csv = (await control(page(), 'answer-csv').locator('textarea').inputValue()).trim().split(/\r?\n/)
