@@ -9,7 +9,7 @@ module.exports = {
   testEnvironment: 'node',
   globalSetup: './test/setup/global.ts',
   globalTeardown: './test/setup/teardown.ts',
-  setupFilesAfterEnv: ['./test/setup/database.ts'],
+  setupFilesAfterEnv: ['./test/setup/database.ts', './test/setup/compiled-model.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', {
       diagnostics: false,
