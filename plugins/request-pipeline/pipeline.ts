@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import type { Application } from 'express'
 import type { Server } from 'node:http'
-import { answerClientErrors, answerTheRest, assignRequestId, keepServingOnUncaughtErrors, refuseHostileTargets } from '../../srv/lib/http-safety.ts'
+import { answerClientErrors, answerTheRest, assignRequestId, keepConnectionsLongerThanClients, keepServingOnUncaughtErrors, refuseHostileTargets } from '../../srv/lib/http-safety.ts'
 import { tieWorkToAnswer } from '../../srv/lib/request-work.ts'
 import { logAccess } from '../../srv/lib/access-log.ts'
 import { refuseWhileStopping } from '../../srv/lib/graceful-stop.ts'
@@ -66,11 +66,12 @@ export function installRequestPipeline() {
   limitStatementsOnceConnected()
   // 7. Errors get stable codes before CAP's own error middleware answers them.
   answerErrorsWithStableCodes()
-  // 8. Once listening: what the HTTP parser refuses and what no route answers is answered as JSON;
-  //    nothing that escapes a handler ends the process.
+  // 8. Once listening: idle connections kept longer than clients keep them; what the HTTP parser
+  //    refuses and what no route answers is answered as JSON; nothing that escapes a handler ends the process.
   cds.on('listening', ({ server }: { server: Server }) => {
     const address = server.address()
     rememberListeningPort(typeof address === 'object' ? address?.port : undefined)
+    keepConnectionsLongerThanClients(server)
     answerClientErrors(server, uncharged)
     answerTheRest(cds.app)
     // Until it listens, a failure to start ends the process as usual; jest runs its own handlers.

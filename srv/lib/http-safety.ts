@@ -74,6 +74,21 @@ export function bracesWithinBounds(text: string): boolean {
 }
 
 /**
+ * Idle keep-alive connections stay open longer than clients and routers keep theirs for reuse
+ * (Node's default closes them after 5 s, just past the 4 s of Node's own fetch and under the idle
+ * times of Cloud Foundry's router and common load balancers): a client that sends on a connection
+ * the server is closing at that moment gets a reset, not an answer. A stop still closes idle
+ * connections at once (graceful-stop.ts).
+ */
+export const KEEP_ALIVE_MS = 65_000
+
+export function keepConnectionsLongerThanClients(server: Server) {
+  server.keepAliveTimeout = KEEP_ALIVE_MS
+  // Node requires the headers' time-out to exceed the keep-alive time.
+  server.headersTimeout = Math.max(server.headersTimeout, KEEP_ALIVE_MS + 1000)
+}
+
+/**
  * The answer to requests Node's HTTP parser refuses before any middleware sees them, with the
  * given headers besides (the hosted gateway's `x-access-units-charged: 0`).
  */
