@@ -159,9 +159,10 @@ describe('usage of a key by day, route family and route class, from metered call
 
   test('each export is in the audit: who, what and which period', async () => {
     await GET(exportPath('Ledger', { from: today(), to: tomorrow(), key: key.id, format: 'json' }), alice)
-    const { data } = await GET(`${OP}/AuditLog?$filter=action eq 'export.ledger' and target eq 'key:${key.id}'&$orderby=sequence desc&$top=1`, alice)
-    expect(data.value[0]).toMatchObject({ actor: 'alice', action: 'export.ledger', target: `key:${key.id}` })
-    expect(JSON.parse(data.value[0].after)).toEqual({ from: `${today()}T00:00:00.000Z`, to: `${tomorrow()}T00:00:00.000Z`, key: key.id, format: 'json' })
+    // The key's ledger was exported for several periods in this file: the JSON export of today's is among them.
+    const { data } = await GET(`${OP}/AuditLog?$filter=action eq 'export.ledger' and target eq 'key:${key.id}'&$orderby=sequence desc`, alice)
+    const periods = data.value.map((entry: any) => ({ actor: entry.actor, after: JSON.parse(entry.after) }))
+    expect(periods).toContainEqual({ actor: 'alice', after: { from: `${today()}T00:00:00.000Z`, to: `${tomorrow()}T00:00:00.000Z`, key: key.id, format: 'json' } })
     const audit = await GET(exportPath('Audit', { from: today(), to: tomorrow(), key: key.id }), alice)
     expect(records(audit.data).some(row => row.action === 'export.ledger' && row.actor === 'alice')).toBe(true)
   })
