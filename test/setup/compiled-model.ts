@@ -5,9 +5,9 @@ import { dirname, join } from 'node:path'
 
 /**
  * Runs in every test file before the file itself. Each file's server compiles the same model as
- * every other file's: the sources to CSN and the schema of its database (seconds of CPU each, a
- * large share of the suite's time on two cores). The CSN for the runtime is compiled as always: its
- * output holds more than JSON keeps. Here each result is kept in
+ * every other file's: the sources to CSN, that CSN for OData (the runtime's model is made from it)
+ * and the schema of its database (seconds of CPU each, a large share of the suite's time on two
+ * cores). Here each result is kept in
  * node_modules/.cache/cag-test-model, keyed by every file the model is compiled from and the options
  * and settings that shape it, and read back by the next file: the same output the compiler gives,
  * which a changed source or setting compiles again. Tests only; the application compiles as CAP does.
@@ -137,3 +137,75 @@ Object.defineProperty(cds.compile.to, 'sql', {
     },
   }),
 })
+
+/**
+ * The compiler's OData transformation, the costly part of `cds.compile.for.nodejs` (CAP links and
+ * annotates its output itself). Keyed by the input as it is, since CAP first reduces the CSN
+ * (cds.minify) to a new object. The output's non-enumerable properties are kept beside it: each
+ * `$location` (CAP finds a service's implementation by it), `meta.transformation` and
+ * `meta.options` (by which the EDMX compiler knows the CSN is transformed already), and the rest
+ * but the transformation's own bookkeeping.
+ */
+const cdsc = require('@sap/cds/lib/compile/cdsc') as { for: { odata(csn: Csn, options?: unknown): Csn } }
+const compilerVersion = (require('@sap/cds-compiler/package.json') as { version: string }).version
+const forOdata = cdsc.for.odata
+const TRANSFORMATION_BOOKKEEPING = new Set(['$path', '$defPath', '$scope', '$pathInStructuredModel', '$flatelements', '$flatAnnotations'])
+
+type HiddenAt = [path: string[], name: string, value: unknown][]
+
+function hiddenProperties(root: object): HiddenAt {
+  const found: HiddenAt = []
+  const seen = new Set<object>()
+  const visit = (node: unknown, path: string[]) => {
+    if (!node || typeof node !== 'object' || seen.has(node)) return
+    seen.add(node)
+    for (const name of Object.getOwnPropertyNames(node)) {
+      const { enumerable, value } = Object.getOwnPropertyDescriptor(node, name)!
+      if (enumerable) visit(value, [...path, name])
+      else if (!(Array.isArray(node) && name === 'length') && !TRANSFORMATION_BOOKKEEPING.has(name)) found.push([path, name, value])
+    }
+  }
+  visit(root, [])
+  return found
+}
+
+function restoreHiddenProperties(root: object, hidden: HiddenAt) {
+  for (const [path, name, value] of hidden) {
+    const target = path.reduce<any>((node, key) => node?.[key], root)
+    if (target && typeof target === 'object') Object.defineProperty(target, name, { value, enumerable: false, writable: true, configurable: true })
+  }
+  return root
+}
+
+/** JSON text, or nothing (then compiled each time) where a hidden value is not plain data. */
+function keepable(value: unknown): string {
+  try {
+    return JSON.stringify(value)
+  } catch {
+    return ''
+  }
+}
+
+cdsc.for.odata = function cachedForOdata(csn: Csn, options?: unknown) {
+  const locations = Object.entries(csn.definitions ?? {}).map(([name, definition]) => [name, definition?.$location])
+  const key = digest('odata', compilerVersion, settings(), options ?? null, locations, JSON.stringify(csn))
+  return kept(key, () => forOdata(csn, options), output => keepable({ output, hidden: hiddenProperties(output) }), text => {
+    const { output, hidden } = JSON.parse(text)
+    return restoreHiddenProperties(output, hidden) as Csn
+  })
+}
+
+/** Runs `make` with the compilers as CAP has them, nothing read from or written to the cache (to test the cache). */
+export async function withoutTheCache<T>(make: () => Promise<T> | T): Promise<T> {
+  const cached = { load: cds.load, odata: cdsc.for.odata, sql: cds.compile.to.sql }
+  ;(cds as any).load = originalLoad
+  cdsc.for.odata = forOdata
+  Object.defineProperty(cds.compile.to, 'sql', { configurable: true, writable: true, value: toSql })
+  try {
+    return await make()
+  } finally {
+    ;(cds as any).load = cached.load
+    cdsc.for.odata = cached.odata
+    Object.defineProperty(cds.compile.to, 'sql', { configurable: true, writable: true, value: cached.sql })
+  }
+}

@@ -17,6 +17,7 @@ const DATABASE_FREE = [
   'analytics/settings.test.ts',
   'analytics/statistics.test.ts',
   'analytics/windows.test.ts',
+  'architecture/compiled-model.test.ts',
   'architecture/devnet-boundary.test.ts',
   'architecture/gateway-boundary.test.ts',
   'architecture/imports.test.ts',
