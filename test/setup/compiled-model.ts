@@ -1,6 +1,7 @@
 import cds from '@sap/cds'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 
 /**
@@ -11,9 +12,15 @@ import { dirname, join } from 'node:path'
  * node_modules/.cache/cag-test-model, keyed by every file the model is compiled from and the options
  * and settings that shape it, and read back by the next file: the same output the compiler gives,
  * which a changed source or setting compiles again. Tests only; the application compiles as CAP does.
+ *
+ * Servers the tests start as processes of their own load it too (`--import`, test/support/server.ts),
+ * where it runs as an ES module: hence the cache's place found from the working folder (the
+ * checkout's root, in jest and in those servers) and `require` made where jest has none to give.
  */
 
-const CACHE = join(__dirname, '..', '..', 'node_modules', '.cache', 'cag-test-model')
+const CACHE = join(process.cwd(), 'node_modules', '.cache', 'cag-test-model')
+// jest's own require (the module registry the test file's CAP is in), or Node's in a server process.
+const requireHere = typeof require === 'function' ? require : createRequire(join(process.cwd(), 'package.json'))
 
 const digest = (...parts: unknown[]) => {
   const hash = createHash('sha256').update(cds.version)
@@ -146,8 +153,8 @@ Object.defineProperty(cds.compile.to, 'sql', {
  * `meta.options` (by which the EDMX compiler knows the CSN is transformed already), and the rest
  * but the transformation's own bookkeeping.
  */
-const cdsc = require('@sap/cds/lib/compile/cdsc') as { for: { odata(csn: Csn, options?: unknown): Csn } }
-const compilerVersion = (require('@sap/cds-compiler/package.json') as { version: string }).version
+const cdsc = requireHere('@sap/cds/lib/compile/cdsc') as { for: { odata(csn: Csn, options?: unknown): Csn } }
+const compilerVersion = (requireHere('@sap/cds-compiler/package.json') as { version: string }).version
 const forOdata = cdsc.for.odata
 const TRANSFORMATION_BOOKKEEPING = new Set(['$path', '$defPath', '$scope', '$pathInStructuredModel', '$flatelements', '$flatAnnotations'])
 
