@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 
 /** A server started as its own process (with its children), answering once it listens. */
@@ -20,18 +21,17 @@ export interface RunningServer {
 
 const OUTPUT_TAIL = 256 * 1024
 
-const ROOT = join(__dirname, '..', '..')
-const CHECKOUT_SERVER = join(ROOT, 'node_modules', '.bin', 'cds-serve')
-
 /**
  * The checkout's own server, run from its root other than in production, reads the compiled model
  * the suite keeps (test/setup/compiled-model.ts) instead of compiling it again: a couple of seconds of
  * CPU per server on a busy machine. Production starts, and built artefacts, compile as they always do.
+ * (This file also runs as an ES module, outside jest: hence the root is the server's working folder.)
  */
 function withTheKeptModel(command: string, options: { cwd: string; env: NodeJS.ProcessEnv }): NodeJS.ProcessEnv {
-  if (command !== CHECKOUT_SERVER || options.cwd !== ROOT || options.env.NODE_ENV === 'production') return options.env
-  const preload = `--import ${join(ROOT, 'test', 'setup', 'compiled-model.ts')}`
-  return { ...options.env, NODE_OPTIONS: [options.env.NODE_OPTIONS, preload].filter(Boolean).join(' ') }
+  const keptModel = join(options.cwd, 'test', 'setup', 'compiled-model.ts')
+  const checkoutServer = command === join(options.cwd, 'node_modules', '.bin', 'cds-serve') && existsSync(keptModel)
+  if (!checkoutServer || options.env.NODE_ENV === 'production') return options.env
+  return { ...options.env, NODE_OPTIONS: [options.env.NODE_OPTIONS, `--import ${keptModel}`].filter(Boolean).join(' ') }
 }
 
 export function startServer(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunningServer> {
