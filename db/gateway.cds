@@ -69,9 +69,28 @@ entity ProductGrants {
       allowedOperations : LargeString;
       status            : String(10) enum { active; revoked } not null default 'active';
       label             : String(100);
+      /**
+       * Whom the grant acts for, where another gateway holds it for one of its keys (`hosted:<key>`):
+       * the owner of what the grant creates, so a grant issued again for the same key (after a
+       * rotation, say) finds its records. Without it, the grant itself is the owner (`grant:<ID>`).
+       */
+      subject           : String(120);
       validUntil        : Timestamp;
       createdAt         : Timestamp;
       revokedAt         : Timestamp;
+}
+
+/**
+ * An agent grant a remote product issued to this gateway for one key (srv/gateway/remote-products.ts):
+ * presented on each call forwarded there. Its token is kept sealed (AES-256-GCM under a key derived
+ * from GATEWAY_REMOTE_GRANT_SECRET); the row goes once the remote has revoked it.
+ */
+entity RemoteGrants {
+  key apiKey        : Association to ApiKeys;
+  key product       : String(10);
+      remoteGrantId : String(64) not null;
+      sealedToken   : String(400) not null;
+      createdAt     : Timestamp;
 }
 
 /** A named type, not an inline enum: an inline enum on an element called `kind` collides with the

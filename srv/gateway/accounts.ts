@@ -4,6 +4,7 @@ import { API_KEY_PREFIX, GRANT_PREFIXES, hashSecret, hintOf, newSecret, type Pro
 import { LedgerEntryKind } from './ledger-kinds.ts'
 import { undrawnLeased } from './ledger.ts'
 import { announceKeyChange } from './key-changes.ts'
+import { endRemoteGrantsOf } from './remote-products.ts'
 import { ApiError } from '../lib/errors.ts'
 
 /**
@@ -84,17 +85,35 @@ export async function insertKey(request: IssueRequest): Promise<IssuedKey> {
   return { id, key, plan: request.plan, unitsLeft: units, validUntil, boundAddress: request.boundAddress ?? null }
 }
 
-interface GrantRequest {
+export interface GrantRequest {
   product: Product
   apiKeyId?: string
   validUntil?: string
   label?: string
   operations?: string[]
+  /** Whom the grant acts for (another gateway's key, `hosted:<key>`): the owner of what it creates. */
+  subject?: string
 }
 
 /** Issues a grant on one product; answers its token, shown once. */
 export async function issueGrant(grant: GrantRequest) {
   return cds.tx(() => insertGrant(grant))
+}
+
+/** The same, in the caller's transaction (an operator's action). The operations must be the product's: `<Service>:<operation>` or `<Service>:*`. */
+export async function issueGrantInTransaction(grant: GrantRequest) {
+  checkGrantOperations(grant)
+  return insertGrant(grant)
+}
+
+function checkGrantOperations({ product, operations }: GrantRequest) {
+  const services = new Set(defaultOperations(product).map(rule => rule.slice(0, -2)))
+  for (const rule of operations ?? []) {
+    const [service, operation, ...rest] = String(rule).split(':')
+    if (!services.has(service) || !operation || rest.length) {
+      throw new ApiError(400, 'INVALID_GRANT_OPERATION', `A ${product} grant allows operations of ${[...services].join(', ')} only, each as <Service>:<operation> or <Service>:*; not ${JSON.stringify(rule)}`, { target: 'operations' })
+    }
+  }
 }
 
 async function insertGrant(grant: GrantRequest) {
@@ -103,7 +122,7 @@ async function insertGrant(grant: GrantRequest) {
   await INSERT.into(ProductGrants).entries({
     ID: id, apiKey_ID: grant.apiKeyId ?? null, product: grant.product, tokenHash: hashSecret(token), tokenHint: hintOf(token),
     allowedOperations: JSON.stringify(grant.operations ?? defaultOperations(grant.product)), status: ProductGrant.status.active,
-    label: grant.label ?? null, validUntil: grant.validUntil ?? null, createdAt: new Date().toISOString(),
+    label: grant.label ?? null, subject: grant.subject ?? null, validUntil: grant.validUntil ?? null, createdAt: new Date().toISOString(),
   })
   return { id, token, product: grant.product }
 }
@@ -125,6 +144,7 @@ export async function rotateKeyInTransaction(id: string, presented?: string): Pr
     .where({ ID: id, status: active, ...(presented ? { secretHash: presented } : {}) })
   if (affected !== 1) return undefined
   await announceKeyChange(id)
+  afterCommit(() => endRemoteGrantsOf(id))
   return { id, key }
 }
 
@@ -148,6 +168,7 @@ export async function revokeKeyInTransaction(id: string, presented?: string): Pr
   await UPDATE.entity(ProductGrants).set({ status: ProductGrant.status.revoked, revokedAt: now }).where({ apiKey_ID: id, status: ProductGrant.status.active })
   const revokedGrants = grants.map(grant => grant.ID!)
   afterCommit(() => tellProducts(revokedGrants))
+  afterCommit(() => endRemoteGrantsOf(id))
   return true
 }
 
@@ -158,7 +179,7 @@ export async function revokeGrant(id: string): Promise<boolean> {
 
 /** The same revocation in the caller's transaction; the products hear of it once the transaction commits. */
 export async function revokeGrantInTransaction(id: string): Promise<boolean> {
-  const grant = await SELECT.one.from(ProductGrants).columns('apiKey_ID').where({ ID: id, status: ProductGrant.status.active })
+  const grant = await SELECT.one.from(ProductGrants).columns('apiKey_ID', 'product').where({ ID: id, status: ProductGrant.status.active })
   if (!grant) return false
   const affected = await UPDATE.entity(ProductGrants).set({ status: ProductGrant.status.revoked, revokedAt: new Date().toISOString() }).where({ ID: id, status: ProductGrant.status.active })
   if (affected !== 1) return false
@@ -167,6 +188,7 @@ export async function revokeGrantInTransaction(id: string): Promise<boolean> {
     await announceKeyChange(grant.apiKey_ID)
   }
   afterCommit(() => tellProducts([id]))
+  if (grant.apiKey_ID) afterCommit(() => endRemoteGrantsOf(grant.apiKey_ID!, [grant.product as Product]))
   return true
 }
 

@@ -63,9 +63,9 @@ const identityProviderUnavailable = () =>
 async function grantFor(token: string): Promise<GrantRecord | undefined> {
   const hash = hashSecret(token)
   const now = new Date().toISOString()
-  const row = await cds.tx(() => SELECT.one.from(ProductGrants).columns('ID', 'product', 'allowedOperations')
+  const row = await cds.tx(() => SELECT.one.from(ProductGrants).columns('ID', 'product', 'allowedOperations', 'subject')
     .where`tokenHash = ${hash} and status = ${ProductGrant.status.active} and (validUntil is null or validUntil > ${now})`)
-  return row ? { ID: row.ID!, product: row.product!, allowedOperations: JSON.parse(row.allowedOperations ?? '[]') } : undefined
+  return row ? { ID: row.ID!, product: row.product!, allowedOperations: JSON.parse(row.allowedOperations ?? '[]'), subject: row.subject } : undefined
 }
 
 /** Self-hosted, nothing is metered: the refusal carries no units headers. */

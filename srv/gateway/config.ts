@@ -1,5 +1,7 @@
 import cds from '@sap/cds'
 import { requiresOptions, type Environment } from '../lib/requires-options.ts'
+import { secretProblem, urlProblem } from '../lib/production-settings.ts'
+import { GRANT_PREFIXES, type Product } from './keys.ts'
 
 /**
  * The gateway's settings, `cds.requires.gateway`: a documented variable first (ENVIRONMENT), else
@@ -24,6 +26,11 @@ const ENVIRONMENT: Environment = {
   GATEWAY_AUTH_FAILURE_WINDOW_S: 'authFailureWindowS',
   GATEWAY_PUBLIC_URL: 'publicUrl',
   GATEWAY_MCP_PACKAGE: 'mcpPackage',
+  CHAIN_A_REMOTE_URL: 'remotes.chain-a.url',
+  CHAIN_A_REMOTE_AUTHORIZATION: 'remotes.chain-a.authorization',
+  CHAIN_B_REMOTE_URL: 'remotes.chain-b.url',
+  CHAIN_B_REMOTE_AUTHORIZATION: 'remotes.chain-b.authorization',
+  GATEWAY_REMOTE_GRANT_SECRET: 'remoteGrantSecret',
 }
 
 const options = requiresOptions('gateway', ENVIRONMENT, { named: 'variable' })
@@ -69,6 +76,18 @@ export interface GatewayConfig {
    * earlier build must not stand in for the sources.
    */
   mcpTarball: boolean
+  /** Products served by a remote instance: the gateway forwards their calls there (remote-products.ts). */
+  remotes: Partial<Record<Product, RemoteProductConfig>>
+  /** What the tokens of the grants held at remote products are sealed under (required in production when a remote is set). */
+  remoteGrantSecret?: string
+}
+
+/** A remote product: where it is served, and the credentials of its grant administration (an operator's). */
+export interface RemoteProductConfig {
+  /** Its base URL: a call's path and query are appended as they came. */
+  url: string
+  /** The Authorization header for its operator service (issueGrant, Grants(...)/revoke). */
+  authorization?: string
 }
 
 /** The port this process listens on, once it does: with PORT=0 the system picks it. */
@@ -99,7 +118,21 @@ export function gatewayConfig(): GatewayConfig {
     publicUrl: read.string('publicUrl', routeUrl() ?? `http://localhost:${listeningPort ?? (process.env.PORT || 4004)}`).replace(/\/+$/, ''),
     mcpPackage: read.optional('mcpPackage'),
     mcpTarball: read.boolean('mcpTarball', true),
+    remotes: remotesOf(read),
+    remoteGrantSecret: read.optional('remoteGrantSecret'),
   }
+}
+
+function remotesOf(read: ReturnType<typeof options.reader>): Partial<Record<Product, RemoteProductConfig>> {
+  const remotes: Partial<Record<Product, RemoteProductConfig>> = {}
+  for (const product of Object.keys(GRANT_PREFIXES) as Product[]) {
+    const url = read.optional(`remotes.${product}.url`)
+    if (!url) continue
+    const problem = urlProblem(options.optionName(`remotes.${product}.url`), url)
+    if (problem) throw new Error(problem)
+    remotes[product] = { url: url.replace(/\/+$/, ''), authorization: read.optional(`remotes.${product}.authorization`) }
+  }
+  return remotes
 }
 
 function notNegative(value: number, name: string): number {
@@ -137,6 +170,8 @@ function routeUrl(): string | undefined {
 
 /** The production start checks the gateway's settings: each one that cannot be read is named (lib/production-settings.ts). */
 export function gatewayProductionProblems(): string[] {
-  gatewayConfig()
-  return []
+  const config = gatewayConfig()
+  if (!Object.keys(config.remotes).length) return []
+  const problem = secretProblem('GATEWAY_REMOTE_GRANT_SECRET', config.remoteGrantSecret, 'the grants held at remote products are sealed with it')
+  return problem ? [problem] : []
 }

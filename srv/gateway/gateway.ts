@@ -11,6 +11,8 @@ import { activeGrant, keyOnlyPrincipal, keyPrincipal, PUBLIC_PRINCIPAL } from '.
 import { isProduct } from './keys.ts'
 import { CallsInFlight, FailureWindow, InstanceAdmission, KeyRates } from './rate-limits.ts'
 import { RouteTable, type Classification } from './routes.ts'
+import { RemoteProducts, useRemoteProducts } from './remote-products.ts'
+import { scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
 import { requestIdOf } from '../lib/http-safety.ts'
 import { readJsonBody } from '../lib/json-body.ts'
 import { isApiError } from '../lib/errors.ts'
@@ -27,6 +29,9 @@ import { setRequestDeadline } from '../lib/request-work.ts'
  */
 
 type Request = IncomingMessage & { gatewayPrincipal?: unknown }
+
+const REMOTE_MARGIN_MS = 500
+const ENDED_REMOTE_GRANTS_INTERVAL_MS = 60_000
 type Next = (error?: unknown) => void
 
 export class Gateway {
@@ -36,7 +41,9 @@ export class Gateway {
   private readonly inFlight: CallsInFlight
   private readonly admission: InstanceAdmission
   private readonly metering: Metering
+  private readonly remotes: RemoteProducts
   private keyChanges?: KeyChangeListener
+  private endedRemoteGrants?: ScheduledJob
 
   constructor(config: GatewayConfig) {
     this.keys = new KeyCheck(new FailureWindow('key', config.authFailures, config.authFailureWindowS))
@@ -44,6 +51,8 @@ export class Gateway {
     this.inFlight = new CallsInFlight(config.maxCallsInFlight)
     this.admission = new InstanceAdmission(config.maxInstanceCalls)
     this.metering = new Metering(config)
+    // A remote answers a little before the gateway's own time-out would cut the call off.
+    this.remotes = useRemoteProducts(new RemoteProducts(config.remotes, Math.max(1000, config.timeoutMs - REMOTE_MARGIN_MS), config.remoteGrantSecret))
     // A key whose lease saw it change is read again from the database by its next call.
     this.metering.leases.onKeyChanged = keyId => this.keys.forget(keyId)
   }
@@ -52,6 +61,7 @@ export class Gateway {
   async start(services: Iterable<cds.Service>) {
     this.routes = RouteTable.fromServices(services, cds.model!.definitions, ownRoutes())
     await this.metering.start()
+    if (this.remotes.any()) this.endedRemoteGrants = scheduleJob('revoking ended remote grants', ENDED_REMOTE_GRANTS_INTERVAL_MS, () => this.remotes.revokeEndedGrants())
     if (this.metering.leases.enabled) {
       this.keyChanges = listenForKeyChanges(keyId => {
         this.keys.forget(keyId)
@@ -61,6 +71,7 @@ export class Gateway {
   }
 
   async stop() {
+    await this.endedRemoteGrants?.stop()
     await this.keyChanges?.stop()
     return this.metering.stop()
   }
@@ -140,6 +151,7 @@ export class Gateway {
       if (reserved.ok) {
         this.metering.settleOnAnswer(res, call, reserved)
         setRequestDeadline(Date.now() + this.metering.timeoutMs)
+        if (grant && this.remotes.serves(route.product)) return this.remotes.forward(route.product, call.key, grant, req, res)
         req.gatewayPrincipal = grant ? keyPrincipal(call.key, grant) : keyOnlyPrincipal(call.key)
         return next()
       }

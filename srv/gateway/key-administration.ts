@@ -134,7 +134,7 @@ async function postEntry(keyId: string, kind: typeof LedgerEntryKind.credit | ty
 
 /** An agent grant as an operator sees it (never its token's hash). */
 export async function grantView(grantId: string) {
-  const row = await SELECT.one.from(ProductGrants).columns('ID', 'apiKey_ID', 'product', 'tokenHint', 'status', 'label', 'validUntil', 'createdAt', 'revokedAt').where({ ID: grantId })
+  const row = await SELECT.one.from(ProductGrants).columns('ID', 'apiKey_ID', 'product', 'tokenHint', 'status', 'label', 'subject', 'validUntil', 'createdAt', 'revokedAt').where({ ID: grantId })
   if (!row) throw new ApiError(404, 'GRANT_NOT_FOUND', `There is no agent grant ${grantId}`)
   return row
 }

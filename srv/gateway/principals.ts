@@ -14,6 +14,8 @@ export interface GrantRecord {
   ID: string
   product: string
   allowedOperations: string[]
+  /** Whom the grant acts for (another gateway's key): the owner of what it creates instead of the grant. */
+  subject?: string | null
 }
 
 /** The key's active grant on a product, if it holds one. */
@@ -36,7 +38,7 @@ export function keyPrincipal(key: KeyRecord, grant: GrantRecord) {
 
 export function grantPrincipal(grant: GrantRecord) {
   return user({
-    id: `grant:${grant.ID}`,
+    id: grant.subject ?? `grant:${grant.ID}`,
     roles: ['product-grant'],
     attr: { grantId: grant.ID, product: grant.product, allowedOperations: grant.allowedOperations },
   })

@@ -1,4 +1,4 @@
-import type { IssuedKey, IssueRequest } from '../gateway/accounts.ts'
+import { issueGrantInTransaction, type GrantRequest, type IssuedKey, type IssueRequest } from '../gateway/accounts.ts'
 import * as keys from '../gateway/key-administration.ts'
 import { currentActor as actor, recordAction } from './audit.ts'
 
@@ -46,6 +46,14 @@ export async function issueKey(request: IssueRequest, reason: string | null = nu
 
 /** The ledger note of an operator's credit or debit: who and why, cut to the note's 200 characters. */
 const reasonNote = (reason: string) => `operator ${actor()}: ${reason}`.slice(0, 200)
+
+/** Issues an agent grant (its token answered once), audited with the grant (never its token). */
+export async function issueGrant(request: GrantRequest, reason: string | null) {
+  const issued = await issueGrantInTransaction(request)
+  const after = await keys.grantView(issued.id)
+  await recordAction({ actor: actor(), action: 'grant.issue', target: `grant:${issued.id}`, before: null, after, reason })
+  return { ...after, token: issued.token }
+}
 
 /** Revokes an agent grant, audited with the grant before and after (never its token). */
 export async function revokeGrant(grantId: string, reason: string | null) {

@@ -120,6 +120,20 @@ service OperatorService {
   /** Each event sent to each subscription: its body, status and attempts. */
   @readonly entity WebhookDeliveries as projection on db.WebhookDeliveries;
 
+  type IssuedGrant {
+    ID         : UUID;
+    /** The token, shown in this answer once: sent as `x-agent-token`. */
+    token      : String(80);
+    product    : String(10);
+    subject    : String(120);
+    validUntil : Timestamp;
+  }
+  /**
+   * Issues an agent grant on a product (`chain-a` or `chain-b`): all its operations, or those listed
+   * (`<Service>:<operation>` or `<Service>:*`). A hosted gateway holds one here for each of its keys
+   * (`subject` `hosted:<key>`: the owner of what the grant creates, kept when it is issued again).
+   */
+  action issueGrant(product : String(10) not null, operations : many String(200), label : String(100), subject : String(120), validUntil : Timestamp, reason : String(200)) returns IssuedGrant;
   action issueKey(plan : String(20) not null, units : Units, validDays : Integer, label : String(100), boundAddress : String(120), reason : String(200)) returns IssuedKey;
   /**
    * Exports of a period, streamed as CSV (`format='csv'`, the default) or JSON (`format='json'`, one

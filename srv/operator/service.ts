@@ -1,7 +1,8 @@
 import cds from '@sap/cds'
-import { Grants, Key, Keys, KeyStatuses, Packs, Plans, Prices, Vouchers, createVouchers, exportAudit, exportLedger, exportUsage, issueKey, verifyAudit } from '#cds-models/OperatorService'
+import { Grants, Key, Keys, KeyStatuses, Packs, Plans, Prices, Vouchers, createVouchers, exportAudit, exportLedger, exportUsage, issueGrant, issueKey, verifyAudit } from '#cds-models/OperatorService'
 import { ApiKey } from '#cds-models/gateway'
 import { mcpConfiguration } from '../gateway/key-delivery.ts'
+import { GRANT_PREFIXES, isProduct } from '../gateway/keys.ts'
 import { gatewayConfig } from '../gateway/config.ts'
 import { undrawnLeased } from '../gateway/ledger.ts'
 import { ApiError, badInput } from '../lib/errors.ts'
@@ -46,6 +47,14 @@ export class OperatorService extends cds.ApplicationService {
       }
     })
     this.on('revoke', Grants, req => actions.revokeGrant(idOf(req), reasonIn(req)))
+    this.on(issueGrant, async req => {
+      const { product, operations, label, subject, validUntil, reason } = req.data
+      if (!product || !isProduct(product)) throw badInput('INVALID_PRODUCT', `product must be one of ${Object.keys(GRANT_PREFIXES).join(', ')}`, 'product')
+      const issued = await actions.issueGrant({
+        product, operations: operations ?? undefined, label: label ?? undefined, subject: subject ?? undefined, validUntil: timeOf(validUntil) ?? undefined,
+      }, reasonOf(reason))
+      return { ID: issued.ID, token: issued.token, product: issued.product, subject: issued.subject, validUntil: issued.validUntil }
+    })
     this.on('revoke', Vouchers, req => voucherActions.revokeVoucher(idOf(req), reasonIn(req)))
     this.on(createVouchers, async req => {
       const { units, count, uses, expiresAt, label, reason } = req.data

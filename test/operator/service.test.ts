@@ -351,6 +351,30 @@ describe('agent grants', () => {
     expect(JSON.parse(entry.after)).toMatchObject({ status: 'revoked' })
     expect((await GET(`${OP}/Keys(${ID})`)).data.version).toBe(1)
   })
+
+  test('issued on a product (its token once, audited without it); its calls run as its subject; operations checked', async () => {
+    const issued = await POST(`${OP}/issueGrant`, { product: 'chain-b', operations: ['ChainBService:*'], label: 'remote', subject: 'hosted:k-1', reason: 'a hosted gateway' })
+    expect(issued.status).toBe(200)
+    expect(issued.data).toMatchObject({ ID: expect.any(String), token: expect.stringMatching(/^cgb_/), product: 'chain-b', subject: 'hosted:k-1' })
+    const [entry] = await auditOf(issued.data.ID, 'grant')
+    expect(entry).toMatchObject({ actor: 'alice', action: 'grant.issue', reason: 'a hosted gateway' })
+    expect(entry.after).not.toContain(issued.data.token)
+    expect(JSON.parse(entry.after)).toMatchObject({ product: 'chain-b', status: 'active', subject: 'hosted:k-1' })
+    // What the grant creates is its subject's (the owner stays when another grant is issued for it).
+    const jobs = await GET('/odata/v4/chainb/Jobs', { headers: { 'x-agent-token': issued.data.token } })
+    expect(jobs.status).toBe(200)
+    const { ownerOf } = await import('../../srv/lib/ownership.ts')
+    const { grantPrincipal } = await import('../../srv/gateway/principals.ts')
+    expect(ownerOf(grantPrincipal({ ID: issued.data.ID, product: 'chain-b', allowedOperations: [], subject: 'hosted:k-1' }))).toBe('hosted:k-1')
+
+    const wrongProduct = await POST(`${OP}/issueGrant`, { product: 'chain-c' })
+    expect(wrongProduct).toMatchObject({ status: 400, data: { error: { code: 'INVALID_PRODUCT' } } })
+    const foreign = await POST(`${OP}/issueGrant`, { product: 'chain-b', operations: ['ChainAReadService:*'] })
+    expect(foreign).toMatchObject({ status: 400, data: { error: { code: 'INVALID_GRANT_OPERATION' } } })
+    const malformed = await POST(`${OP}/issueGrant`, { product: 'chain-a', operations: ['*'] })
+    expect(malformed).toMatchObject({ status: 400, data: { error: { code: 'INVALID_GRANT_OPERATION' } } })
+    expect((await POST(`${OP}/issueGrant`, { product: 'chain-b' }, bob)).status).toBe(403)
+  })
 })
 
 describe('the audit', () => {

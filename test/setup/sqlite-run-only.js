@@ -47,6 +47,7 @@ const DATABASE_FREE = [
   'gateway/lane-secret.test.ts',
   'gateway/lease-settings.test.ts',
   'gateway/paths.test.ts',
+  'gateway/remote-settings.test.ts',
   'gateway/voucher-codes.test.ts',
   'lib/app-files.test.ts',
   'lib/client-address.test.ts',
