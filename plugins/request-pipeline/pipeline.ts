@@ -42,7 +42,10 @@ export function installRequestPipeline() {
   //    hostile targets refused, /api/v1 spellings followed.
   onBootstrap(app => app.use(assignRequestId, refuseWhileStopping(uncharged), tieWorkToAnswer, refuseHostileTargets(uncharged), followRouteAliases))
   //    A chain turned off answers its routes 503 CHAIN_A_DISABLED / CHAIN_B_DISABLED, uncharged.
-  const disabledChains = refuseDisabledChains(uncharged)
+  //    A chain the hosted gateway forwards to a remote instance is that instance's to answer.
+  const gateway = gatewayConfig()
+  const remoteChains = gateway.enabled ? (['A', 'B'] as const).filter(chain => gateway.remotes[chain === 'A' ? 'chain-a' : 'chain-b']) : []
+  const disabledChains = refuseDisabledChains(uncharged, remoteChains)
   if (disabledChains) onBootstrap(app => app.use(disabledChains))
   // 2. The hosted gateway (when enabled): path, route gating, key, rate, units reserved; settled on the answer.
   if (installGateway()) cds.log('gateway').info('hosted gateway on: API keys, metering and route gating in front of every route')

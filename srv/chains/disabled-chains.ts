@@ -15,9 +15,12 @@ const CHAIN_ROUTES = {
 
 const under = (path: string, base: string) => path === base || path.startsWith(base + '/') || path.startsWith(base + '?') || path.startsWith(base + '(')
 
-/** The middleware, or undefined when both chains are on (read once at start). */
-export function refuseDisabledChains(headers: Record<string, number>) {
-  const disabled = (['A', 'B'] as const).filter(chain => !(chain === 'A' ? chainAEnabled() : chainBEnabled()))
+/**
+ * The middleware, or undefined when both chains are on (read once at start). A chain whose routes
+ * a remote instance serves (`servedElsewhere`: the hosted gateway forwards them) is never refused here.
+ */
+export function refuseDisabledChains(headers: Record<string, number>, servedElsewhere: readonly ('A' | 'B')[] = []) {
+  const disabled = (['A', 'B'] as const).filter(chain => !(chain === 'A' ? chainAEnabled() : chainBEnabled()) && !servedElsewhere.includes(chain))
   if (!disabled.length) return undefined
   return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const path = req.url ?? '/'

@@ -94,6 +94,8 @@ export class Gateway {
       case 'own':
         return this.own(route.route, new URLSearchParams(target.query), req, res, next)
       case 'free':
+        // A remote product's free operations are the remote's; its documents are the model's, answered here.
+        if (route.product && !route.document && this.remotes.serves(route.product)) return this.remotes.forwardFree(route.product, req, res)
         req.gatewayPrincipal = PUBLIC_PRINCIPAL
         return next()
       case 'operator':

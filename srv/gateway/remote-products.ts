@@ -107,6 +107,23 @@ export class RemoteProducts {
     }
   }
 
+  /** Forwards a free call (a service or metadata document, the verify lane): no key, no grant. */
+  async forwardFree(product: Product, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req)
+    if (body === undefined) return send(res, refusal(413, 'BODY_TOO_LARGE', `A call forwarded to the remote ${product} product takes at most ${MAX_FORWARDED_BODY} bytes`))
+    let answer: IncomingMessage
+    try {
+      answer = await call(this.remotes[product]!.url + (req.url ?? '/'), { method: req.method ?? 'GET', headers: forwardedHeaders(req, undefined, body), body, timeoutMs: this.timeoutMs })
+    } catch (error) {
+      return send(res, remoteFailure(product, error, 'forwarding the call'))
+    }
+    if ((answer.statusCode ?? 502) >= 500) {
+      answer.resume()
+      return send(res, refusal(502, 'REMOTE_PRODUCT_ERROR', `The remote ${product} product failed (HTTP ${answer.statusCode})`))
+    }
+    return passBack(answer, res)
+  }
+
   /** Revokes the key's grants at every remote product (after the key was revoked or rotated, or its grant was); a grant the remote could not be told of stays listed and is revoked by the next run. */
   async revokeGrantsOf(keyId: string, products: Product[] = Object.keys(this.remotes) as Product[]): Promise<void> {
     const rows = await cds.tx(() => SELECT.from(RemoteGrants).columns('product', 'remoteGrantId').where({ apiKey_ID: keyId, product: { in: products } }))
@@ -250,8 +267,8 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   return Buffer.concat(chunks)
 }
 
-function forwardedHeaders(req: IncomingMessage, token: string, body: Buffer): OutgoingHttpHeaders {
-  const headers: OutgoingHttpHeaders = { 'x-agent-token': token }
+function forwardedHeaders(req: IncomingMessage, token: string | undefined, body: Buffer): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = token ? { 'x-agent-token': token } : {}
   for (const name of FORWARDED_REQUEST_HEADERS) if (req.headers[name] !== undefined) headers[name] = req.headers[name]
   if (body.length) headers['content-length'] = body.length
   return headers

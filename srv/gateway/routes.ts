@@ -20,7 +20,8 @@ export interface OwnPath {
 
 type ServiceClassification =
   | { kind: 'metered'; product: ServedProduct; routeClass: string; service: string; operation: string }
-  | { kind: 'free'; product?: ServedProduct }
+  /** `document`: a service or metadata document (the model's, the same wherever the product is served). */
+  | { kind: 'free'; product?: ServedProduct; document?: true }
   | { kind: 'operator' }
   | { kind: 'refused'; status: 403 | 405; code: string; message: string }
 
@@ -125,7 +126,7 @@ export class RouteTable<Own extends OwnPath = OwnPath> {
 function classifyInService(route: ServiceRoute, method: string, rest: string): ServiceClassification {
   const readMethod = method === 'GET' || method === 'HEAD'
   if (rest === '' || rest === '/' || rest === '/$metadata') {
-    return readMethod ? { kind: 'free', product: route.product } : refused(405, 'METHOD_NOT_ALLOWED', 'Service and metadata documents answer GET only')
+    return readMethod ? { kind: 'free', product: route.product, document: true } : refused(405, 'METHOD_NOT_ALLOWED', 'Service and metadata documents answer GET only')
   }
   const segments = rest.slice(1).split('/').map(parseSegment)
   if (segments[0]?.name === '$batch') return refused(403, 'BATCH_NOT_FORWARDED', '$batch is not forwarded: send each request on its own')

@@ -7,9 +7,11 @@ import { balanceOf, issueTestKey, settled } from '../support/gateway.ts'
 import { stopAndWait, type RunningServer } from '../support/server.ts'
 
 /**
- * Chain B served by a remote instance (CHAIN_B_REMOTE_URL): a second process of this application,
- * self-hosted with grants, as the remote; this file's server as the hosted gateway in front of it.
- * Between the two sits a switch, so the remote can also fail, hang or drop the connection.
+ * Chain A and chain B served by a remote instance (CHAIN_A_REMOTE_URL, CHAIN_B_REMOTE_URL): a second
+ * process of this application, self-hosted with grants, as the remote; this file's server as the
+ * hosted gateway in front of it, with both chains turned off here (no upstream of its own), as a
+ * deployment in front of remote products runs. Between the two sits a switch, so the remote can
+ * also fail, hang or drop the connection.
  */
 
 const OPERATOR = `Basic ${Buffer.from('alice:').toString('base64')}`
@@ -38,20 +40,23 @@ beforeAll(async () => {
   await new Promise<void>(resolve => remoteSwitch.listen(0, '127.0.0.1', resolve))
   devnet = await startStandaloneChainB()
   // The remote keeps its own database: an in-memory SQLite of its own, whichever database this run has.
-  remote = await startAppServer(devnet, { CDS_ENV: '', CDS_REQUIRES_DB_CREDENTIALS_DATABASE: undefined })
+  // Both chains on there (they are off here).
+  remote = await startAppServer(devnet, { CDS_ENV: '', CDS_REQUIRES_DB_CREDENTIALS_DATABASE: undefined, CHAIN_A_ENABLED: undefined, CHAIN_B_ENABLED: undefined })
   remoteUrl = remote.url.replace('localhost', '127.0.0.1')
   const switchUrl = `http://127.0.0.1:${(remoteSwitch.address() as AddressInfo).port}`
   Object.assign(process.env, { CHAIN_B_REMOTE_URL: switchUrl, CHAIN_B_REMOTE_AUTHORIZATION: OPERATOR, CHAIN_A_REMOTE_URL: switchUrl, CHAIN_A_REMOTE_AUTHORIZATION: OPERATOR })
 }, 120_000)
 
 process.env.GATEWAY_ENABLED = 'true'
+process.env.CHAIN_A_ENABLED = 'false'
+process.env.CHAIN_B_ENABLED = 'false'
 process.env.GATEWAY_TIMEOUT_MS = '4000'
 process.env.GATEWAY_RATE_PER_SECOND = '100000'
 process.env.GATEWAY_BURST = '100000'
 const app: { url: string } = cds.test(__dirname + '/../..') as any
 
 afterAll(async () => {
-  for (const name of ['GATEWAY_ENABLED', 'GATEWAY_TIMEOUT_MS', 'GATEWAY_RATE_PER_SECOND', 'GATEWAY_BURST', 'CHAIN_B_REMOTE_URL', 'CHAIN_B_REMOTE_AUTHORIZATION', 'CHAIN_A_REMOTE_URL', 'CHAIN_A_REMOTE_AUTHORIZATION']) delete process.env[name]
+  for (const name of ['GATEWAY_ENABLED', 'CHAIN_A_ENABLED', 'CHAIN_B_ENABLED', 'GATEWAY_TIMEOUT_MS', 'GATEWAY_RATE_PER_SECOND', 'GATEWAY_BURST', 'CHAIN_B_REMOTE_URL', 'CHAIN_B_REMOTE_AUTHORIZATION', 'CHAIN_A_REMOTE_URL', 'CHAIN_A_REMOTE_AUTHORIZATION']) delete process.env[name]
   remoteSwitch.close()
   if (remote) await stopAndWait(remote)
   await devnet?.stop()
@@ -170,6 +175,19 @@ test('a grant revoked at the remote by its operator: the call is sent again with
   await settled(key.id)
   expect(await balanceOf(key.id)).toBe(998)
   expect((await remoteGrantsOf(key.id)).map(g => g.status)).toEqual(['revoked', 'active'])
+})
+
+test('a remote product\'s documents are answered here (the same model), its free verify lane by the remote, without a key, charged nothing', async () => {
+  const before = seenByRemote.length
+  const metadata = await fetch(app.url + '/api/v1/chainb/$metadata')
+  expect(metadata.status).toBe(200)
+  expect(await metadata.text()).toContain('anchorDocument')
+  expect(seenByRemote.length).toBe(before)
+  const verify = await fetch(app.url + `/api/v1/verify/verifyAttestation(attestationId='${'ab'.repeat(32)}')`)
+  expect(verify.status).toBeLessThan(500)
+  expect(verify.headers.get('x-access-units-charged')).toBe('0')
+  expect(seenByRemote.slice(before).map(seen => seen.url)).toEqual([expect.stringMatching(/^\/odata\/v4\/chainb-verify\/verifyAttestation/)])
+  expect(seenByRemote.at(-1)!.headers['x-agent-token']).toBeUndefined()
 })
 
 test('chain A remote too: a read is the remote chain\'s, with a chain-A grant held there for the key', async () => {
