@@ -78,6 +78,7 @@ const OWN_DATABASE = [
   'browser/',
   'e2e/hosted.test.ts',
   'e2e/keeps-serving.test.ts',
+  'e2e/quickstart-remote.test.ts',
   'e2e/quickstart.test.ts',
   'e2e/restart.test.ts',
   'e2e/start.test.ts',
