@@ -22,6 +22,8 @@ import { isUniqueViolation } from '../lib/plain-sql.ts'
 
 /** A call's body is read whole before it is forwarded (a grant the remote no longer knows is issued again and the call sent once more). */
 const MAX_FORWARDED_BODY = 1024 * 1024
+/** What of a body that is too large is read and dropped before the connection is cut. */
+const DROPPED_AT_MOST = 16 * 1024 * 1024
 /** Request headers that reach the remote; the key (Authorization, x-agent-token) and hop-by-hop headers never do. */
 const FORWARDED_REQUEST_HEADERS = ['accept', 'accept-language', 'content-type', 'prefer', 'if-match', 'if-none-match', 'odata-version', 'odata-maxversion', 'idempotency-key', 'x-request-id']
 /** Answer headers passed back; the units headers are the gateway's own. */
@@ -76,7 +78,7 @@ export class RemoteProducts {
   /** Forwards the call and passes the remote's answer back (the gateway's metering settles on its status). */
   async forward(product: Product, key: KeyRecord, grant: KeyGrant, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const remote = this.remotes[product]!
-    const body = await readBody(req)
+    const body = await readBody(req, res)
     if (body === undefined) return send(res, refusal(413, 'BODY_TOO_LARGE', `A call forwarded to the remote ${product} product takes at most ${MAX_FORWARDED_BODY} bytes`))
     const started = Date.now()
     for (let attempt = 0; ; attempt++) {
@@ -109,7 +111,7 @@ export class RemoteProducts {
 
   /** Forwards a free call (a service or metadata document, the verify lane): no key, no grant. */
   async forwardFree(product: Product, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req)
+    const body = await readBody(req, res)
     if (body === undefined) return send(res, refusal(413, 'BODY_TOO_LARGE', `A call forwarded to the remote ${product} product takes at most ${MAX_FORWARDED_BODY} bytes`))
     let answer: IncomingMessage
     try {
@@ -254,17 +256,36 @@ export function endRemoteGrantsOf(keyId: string, products?: Product[]) {
   inUse.revokeGrantsOf(keyId, products).catch(error => cds.log('gateway').warn(`could not revoke the remote grants of key ${keyId}:`, (error as Error).message))
 }
 
-/** The request body, whole, or undefined when it is larger than a forwarded call takes. */
-async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  if (req.method === 'GET' || req.method === 'HEAD') return Buffer.alloc(0)
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length
-    if (size > MAX_FORWARDED_BODY) return undefined
-    chunks.push(chunk as Buffer)
+/**
+ * The request body, whole, or undefined when it is larger than a forwarded call takes (declared so,
+ * or found so while reading). Then the rest is read and dropped, so that the client, still sending,
+ * gets to read the answer (a connection closed under it would lose it), up to a bound past which
+ * the connection is cut.
+ */
+function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
+  if (req.method === 'GET' || req.method === 'HEAD') return Promise.resolve(Buffer.alloc(0))
+  const tooLarge = () => {
+    let dropped = 0
+    req.on('data', (chunk: Buffer) => {
+      dropped += chunk.length
+      if (dropped > DROPPED_AT_MOST) req.socket.destroy()
+    })
+    req.resume()
+    return undefined
   }
-  return Buffer.concat(chunks)
+  if (Number(req.headers['content-length']) > MAX_FORWARDED_BODY) return Promise.resolve(tooLarge())
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= MAX_FORWARDED_BODY) return void chunks.push(chunk)
+      req.off('data', onData).off('end', onEnd)
+      resolve(tooLarge())
+    }
+    const onEnd = () => resolve(Buffer.concat(chunks))
+    req.on('data', onData).on('end', onEnd).once('error', reject)
+  })
 }
 
 function forwardedHeaders(req: IncomingMessage, token: string | undefined, body: Buffer): OutgoingHttpHeaders {

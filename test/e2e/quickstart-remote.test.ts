@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, stopAndWait, type RunningServer } from '../support/server.ts'
@@ -73,3 +74,46 @@ test('the chain-B steps run unchanged through the gateway: anchored, verified, r
   expect((await grants.json()).value).toEqual([expect.objectContaining({ product: 'chain-b', status: 'active' })])
   expect(remote.output()).not.toMatch(/cag_[A-Za-z0-9]/)
 }, 200_000)
+
+test('hostile calls to the remote product: answered with codes, charged nothing, and both processes keep serving', async () => {
+  const issued = await runSteps('npm run -s gateway -- keys issue --units 100 --quiet')
+  const key = issued.stdout.trim()
+  expect(key).toMatch(/^cag_/)
+  const send = async (path: string, init: RequestInit = {}) => {
+    const response = await fetch(gateway.url + path, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers } })
+    const text = await response.text()
+    return { status: response.status, charged: response.headers.get('x-access-units-charged'), code: text.startsWith('{') ? JSON.parse(text).error?.code : undefined }
+  }
+  const answers = [
+    await send('/odata/v4/chainb/anchorDocument', { method: 'POST', body: '{"sha256":' }),
+    await send('/odata/v4/chainb/anchorDocument', { method: 'POST', body: JSON.stringify({ sha256: 'x'.repeat(2 * 1024 * 1024) }) }),
+    await send('/odata/v4/chainb/anchorDocument', { method: 'POST', body: 'null' }),
+    await send('/odata/v4/chainb/Jobs?$filter=' + encodeURIComponent("status eq '"), {}),
+    await send('/odata/v4/chainb/getJobStatus', { method: 'POST', body: JSON.stringify({ jobId: 'not-a-uuid' }), headers: { 'x-agent-token': 'cgb_forged' } }),
+  ]
+  for (const answer of answers) {
+    expect(answer.status).toBeGreaterThanOrEqual(400)
+    expect(answer.status).toBeLessThan(500)
+    expect(answer.code).toMatch(/^[A-Z_]+$/)
+    expect(answer.charged).toBe('0')
+  }
+  // A body streamed without a length, past the 1 MiB a forwarded call takes: 413 before the rest is read.
+  const streamed = await new Promise<{ status?: number; code?: string }>(resolve => {
+    const upload = request(`${gateway.url.replace('localhost', '127.0.0.1')}/odata/v4/chainb/anchorDocument`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, response => {
+      let text = ''
+      response.on('data', chunk => (text += chunk)).on('end', () => resolve({ status: response.statusCode, code: JSON.parse(text).error?.code }))
+    })
+    upload.on('error', error => resolve({ code: `the upload failed before an answer: ${error.message}` }))
+    const chunk = Buffer.alloc(64 * 1024, 'a')
+    let sent = 0
+    const more = () => {
+      while (sent < 64 && upload.write(chunk)) sent++
+      if (sent < 64) upload.once('drain', () => { sent++; more() })
+    }
+    more()
+  })
+  expect(streamed).toEqual({ status: 413, code: 'BODY_TOO_LARGE' })
+  expect((await fetch(gateway.url + '/health')).status).toBe(200)
+  expect((await fetch(remote.url + '/health')).status).toBe(200)
+  expect(gateway.running() && remote.running()).toBe(true)
+}, 60_000)

@@ -201,6 +201,25 @@ test('chain A remote too: a read is the remote chain\'s, with a chain-A grant he
   expect(seenByRemote.at(-1)!.headers['x-agent-token']).toMatch(/^cga_/)
 })
 
+test('a body streamed without a length past 1 MiB: 413 BODY_TOO_LARGE before the rest is read, uncharged', async () => {
+  const key = await issueTestKey({ units: 1000 })
+  const streamed = await new Promise<{ status?: number; code?: string; charged?: string }>((resolve, reject) => {
+    const upload = request(`${app.url}/odata/v4/chainb/anchorDocument`, { method: 'POST', headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' } }, response => {
+      let text = ''
+      response.on('data', chunk => (text += chunk)).on('end', () => resolve({ status: response.statusCode, code: JSON.parse(text).error?.code, charged: String(response.headers['x-access-units-charged']) }))
+    })
+    upload.on('error', reject)
+    const chunk = Buffer.alloc(64 * 1024, 'a')
+    let sent = 0
+    const more = () => {
+      while (sent < 64 && upload.write(chunk)) sent++
+      if (sent < 64) upload.once('drain', () => { sent++; more() })
+    }
+    more()
+  })
+  expect(streamed).toEqual({ status: 413, code: 'BODY_TOO_LARGE', charged: '0' })
+})
+
 describe('a remote that fails: answered with a code, refunded', () => {
   test.each([
     ['fail', 502, 'REMOTE_PRODUCT_ERROR'],
