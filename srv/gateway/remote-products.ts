@@ -78,7 +78,7 @@ export class RemoteProducts {
   /** Forwards the call and passes the remote's answer back (the gateway's metering settles on its status). */
   async forward(product: Product, key: KeyRecord, grant: KeyGrant, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const remote = this.remotes[product]!
-    const body = await readBody(req, res)
+    const body = await readBody(req)
     if (body === undefined) return send(res, refusal(413, 'BODY_TOO_LARGE', `A call forwarded to the remote ${product} product takes at most ${MAX_FORWARDED_BODY} bytes`))
     const started = Date.now()
     for (let attempt = 0; ; attempt++) {
@@ -111,7 +111,7 @@ export class RemoteProducts {
 
   /** Forwards a free call (a service or metadata document, the verify lane): no key, no grant. */
   async forwardFree(product: Product, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req, res)
+    const body = await readBody(req)
     if (body === undefined) return send(res, refusal(413, 'BODY_TOO_LARGE', `A call forwarded to the remote ${product} product takes at most ${MAX_FORWARDED_BODY} bytes`))
     let answer: IncomingMessage
     try {
@@ -262,7 +262,7 @@ export function endRemoteGrantsOf(keyId: string, products?: Product[]) {
  * gets to read the answer (a connection closed under it would lose it), up to a bound past which
  * the connection is cut.
  */
-function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   if (req.method === 'GET' || req.method === 'HEAD') return Promise.resolve(Buffer.alloc(0))
   const tooLarge = () => {
     let dropped = 0
