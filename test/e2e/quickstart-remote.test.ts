@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { streamedUpload } from '../support/raw-http.ts'
 import { startServer, stopAndWait, type RunningServer } from '../support/server.ts'
 
 /**
@@ -98,21 +98,8 @@ test('hostile calls to the remote product: answered with codes, charged nothing,
     expect(answer.charged).toBe('0')
   }
   // A body streamed without a length, past the 1 MiB a forwarded call takes: 413 before the rest is read.
-  const streamed = await new Promise<{ status?: number; code?: string }>(resolve => {
-    const upload = request(`${gateway.url.replace('localhost', '127.0.0.1')}/odata/v4/chainb/anchorDocument`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, response => {
-      let text = ''
-      response.on('data', chunk => (text += chunk)).on('end', () => resolve({ status: response.statusCode, code: JSON.parse(text).error?.code }))
-    })
-    upload.on('error', error => resolve({ code: `the upload failed before an answer: ${error.message}` }))
-    const chunk = Buffer.alloc(64 * 1024, 'a')
-    let sent = 0
-    const more = () => {
-      while (sent < 64 && upload.write(chunk)) sent++
-      if (sent < 64) upload.once('drain', () => { sent++; more() })
-    }
-    more()
-  })
-  expect(streamed).toEqual({ status: 413, code: 'BODY_TOO_LARGE' })
+  const streamed = await streamedUpload(`${gateway.url}/odata/v4/chainb/anchorDocument`, { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, 4)
+  expect(streamed).toEqual({ status: 413, code: 'BODY_TOO_LARGE', charged: '0' })
   expect((await fetch(gateway.url + '/health')).status).toBe(200)
   expect((await fetch(remote.url + '/health')).status).toBe(200)
   expect(gateway.running() && remote.running()).toBe(true)

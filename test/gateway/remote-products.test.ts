@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { RemoteGrants } from '#cds-models/gateway'
 import { startAppServer, startStandaloneChainB, waitFor, type StandaloneChainB } from '../chainb/support.ts'
 import { balanceOf, issueTestKey, settled } from '../support/gateway.ts'
+import { streamedUpload } from '../support/raw-http.ts'
 import { stopAndWait, type RunningServer } from '../support/server.ts'
 
 /**
@@ -203,20 +204,7 @@ test('chain A remote too: a read is the remote chain\'s, with a chain-A grant he
 
 test('a body streamed without a length past 1 MiB: 413 BODY_TOO_LARGE before the rest is read, uncharged', async () => {
   const key = await issueTestKey({ units: 1000 })
-  const streamed = await new Promise<{ status?: number; code?: string; charged?: string }>((resolve, reject) => {
-    const upload = request(`${app.url}/odata/v4/chainb/anchorDocument`, { method: 'POST', headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' } }, response => {
-      let text = ''
-      response.on('data', chunk => (text += chunk)).on('end', () => resolve({ status: response.statusCode, code: JSON.parse(text).error?.code, charged: String(response.headers['x-access-units-charged']) }))
-    })
-    upload.on('error', reject)
-    const chunk = Buffer.alloc(64 * 1024, 'a')
-    let sent = 0
-    const more = () => {
-      while (sent < 64 && upload.write(chunk)) sent++
-      if (sent < 64) upload.once('drain', () => { sent++; more() })
-    }
-    more()
-  })
+  const streamed = await streamedUpload(`${app.url}/odata/v4/chainb/anchorDocument`, { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' }, 4)
   expect(streamed).toEqual({ status: 413, code: 'BODY_TOO_LARGE', charged: '0' })
 })
 

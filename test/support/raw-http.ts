@@ -1,3 +1,5 @@
+import { request } from 'node:http'
+
 /** A response read off a socket byte for byte: status, lower-case headers, body as UTF-8. */
 export interface RawResponse {
   status: number
@@ -32,4 +34,28 @@ function dechunk(text: string): string {
     rest = rest.slice(lineEnd + 2 + size + 2)
   }
   return out
+}
+
+/**
+ * POSTs `megabytes` MiB streamed without a length (chunked), as fast as the server reads them, and
+ * resolves with the answer as soon as it comes, whether or not the server read the whole body.
+ */
+export function streamedUpload(url: string, headers: Record<string, string>, megabytes: number): Promise<{ status?: number; code?: string; charged?: string; failed?: string }> {
+  return new Promise(resolve => {
+    const upload = request(url.replace('//localhost:', '//127.0.0.1:'), { method: 'POST', headers }, response => {
+      let text = ''
+      response.on('data', chunk => (text += chunk)).on('end', () => {
+        resolve({ status: response.statusCode, code: text.startsWith('{') ? JSON.parse(text).error?.code : undefined, charged: String(response.headers['x-access-units-charged']) })
+      })
+    })
+    upload.on('error', error => resolve({ failed: `the upload failed before an answer: ${error.message}` }))
+    const chunk = Buffer.alloc(64 * 1024, 'a')
+    const chunks = megabytes * 16
+    let sent = 0
+    const more = () => {
+      while (sent < chunks && upload.write(chunk)) sent++
+      if (sent < chunks) upload.once('drain', () => { sent++; more() })
+    }
+    more()
+  })
 }
