@@ -103,7 +103,19 @@ export async function issueGrant(grant: GrantRequest) {
 /** The same, in the caller's transaction (an operator's action). The operations must be the product's: `<Service>:<operation>` or `<Service>:*`. */
 export async function issueGrantInTransaction(grant: GrantRequest) {
   checkGrantOperations(grant)
+  checkGrantSubject(grant)
   return insertGrant(grant)
+}
+
+/**
+ * A subject names a client of another gateway (`hosted:<its key>`), never an owner of this instance
+ * (`key:…`, `grant:…`, a user): a grant must not act as someone whose records are here already.
+ */
+const GRANT_SUBJECT = /^hosted:[A-Za-z0-9._:-]{1,100}$/
+function checkGrantSubject({ subject }: GrantRequest) {
+  if (subject !== undefined && !GRANT_SUBJECT.test(subject)) {
+    throw new ApiError(400, 'INVALID_GRANT_SUBJECT', 'A grant\'s subject is hosted:<id> (letters, digits, . _ : -, at most 100), the client of another gateway it acts for', { target: 'subject' })
+  }
 }
 
 function checkGrantOperations({ product, operations }: GrantRequest) {

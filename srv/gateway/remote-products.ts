@@ -250,6 +250,9 @@ export function useRemoteProducts(remotes: RemoteProducts): RemoteProducts {
   return remotes
 }
 
+/** The gateway's remote products (undefined before the gateway starts). */
+export const remoteProductsInUse = (): RemoteProducts | undefined => inUse
+
 /** Once a key is revoked or rotated (or its grant is), its grants at remote products are revoked too (in the background; revokeEndedGrants catches what this misses). */
 export function endRemoteGrantsOf(keyId: string, products?: Product[]) {
   if (!inUse?.any()) return

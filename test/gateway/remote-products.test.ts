@@ -5,6 +5,7 @@ import { RemoteGrants } from '#cds-models/gateway'
 import { startAppServer, startStandaloneChainB, waitFor, type StandaloneChainB } from '../chainb/support.ts'
 import { balanceOf, issueTestKey, settled } from '../support/gateway.ts'
 import { streamedUpload } from '../support/raw-http.ts'
+import { remoteProductsInUse } from '../../srv/gateway/remote-products.ts'
 import { stopAndWait, type RunningServer } from '../support/server.ts'
 
 /**
@@ -164,6 +165,26 @@ test('rotating the key: its grant at the remote is revoked, the next call holds 
   expect(job).toMatchObject({ status: 200, data: { jobId: anchored.data.jobId } })
   const grants = await remoteGrantsOf(key.id)
   expect(grants.map(grant => grant.status)).toEqual(['revoked', 'active'])
+})
+
+test('a key revoked where no remote was told (the command line, another process): the background check revokes its remote grant', async () => {
+  const key = await issueTestKey({ units: 1000 })
+  expect((await call(key.key, 'GET', '/odata/v4/chainb/Jobs')).status).toBe(200)
+  const { ApiKeys } = cds.entities('gateway')
+  await cds.tx(() => UPDATE(ApiKeys).set({ status: 'revoked', revokedAt: new Date().toISOString() }).where({ ID: key.id }))
+  // And one rotated after its grant was issued.
+  const rotated = await issueTestKey({ units: 1000 })
+  expect((await call(rotated.key, 'GET', '/odata/v4/chainb/Jobs')).status).toBe(200)
+  await cds.tx(() => UPDATE(ApiKeys).set({ rotatedAt: new Date(Date.now() + 1000).toISOString() }).where({ ID: rotated.id }))
+  const untouched = await issueTestKey({ units: 1000 })
+  expect((await call(untouched.key, 'GET', '/odata/v4/chainb/Jobs')).status).toBe(200)
+
+  await remoteProductsInUse()!.revokeEndedGrants()
+  expect((await remoteGrantsOf(key.id)).map(grant => grant.status)).toEqual(['revoked'])
+  expect((await remoteGrantsOf(rotated.id)).map(grant => grant.status)).toEqual(['revoked'])
+  expect((await remoteGrantsOf(untouched.id)).map(grant => grant.status)).toEqual(['active'])
+  expect(await heldGrants(key.id)).toEqual([])
+  expect(await heldGrants(untouched.id)).toHaveLength(1)
 })
 
 test('a grant revoked at the remote by its operator: the call is sent again with a new grant, charged once', async () => {

@@ -371,6 +371,9 @@ describe('agent grants', () => {
     expect(wrongProduct).toMatchObject({ status: 400, data: { error: { code: 'INVALID_PRODUCT' } } })
     const foreign = await POST(`${OP}/issueGrant`, { product: 'chain-b', operations: ['ChainAReadService:*'] })
     expect(foreign).toMatchObject({ status: 400, data: { error: { code: 'INVALID_GRANT_OPERATION' } } })
+    for (const subject of ['key:' + cds.utils.uuid(), 'grant:x', 'alice', 'hosted:', 'hosted:a b']) {
+      expect(await POST(`${OP}/issueGrant`, { product: 'chain-b', subject })).toMatchObject({ status: 400, data: { error: { code: 'INVALID_GRANT_SUBJECT' } } })
+    }
     const malformed = await POST(`${OP}/issueGrant`, { product: 'chain-a', operations: ['*'] })
     expect(malformed).toMatchObject({ status: 400, data: { error: { code: 'INVALID_GRANT_OPERATION' } } })
     expect((await POST(`${OP}/issueGrant`, { product: 'chain-b' }, bob)).status).toBe(403)
