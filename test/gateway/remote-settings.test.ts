@@ -1,5 +1,5 @@
 import { gatewayConfig, gatewayProductionProblems } from '../../srv/gateway/config.ts'
-import { RemoteProducts } from '../../srv/gateway/remote-products.ts'
+import { TokenSeal } from '../../srv/gateway/token-seal.ts'
 import { productionProblems } from '../../srv/lib/production-settings.ts'
 
 /** The remote products' settings, checked at start, and the sealing of the grant tokens held there. */
@@ -41,20 +41,16 @@ test('a strong grant secret passes', () => {
 })
 
 describe('the held grant tokens are sealed', () => {
-  const remotes = (secret: string) => new RemoteProducts({ 'chain-b': { url: 'http://127.0.0.1:1' } }, 1000, secret) as unknown as {
-    seal(keyId: string, product: string, token: string): string
-    open(keyId: string, product: string, sealed: string): string | undefined
-  }
   const token = 'cgb_0123456789abcdefghijklmnopqrstuvwxyz'
 
   test('opened with the same secret, for the same key and product only', () => {
-    const sealed = remotes('secret one').seal('key-1', 'chain-b', token)
+    const sealed = new TokenSeal('secret one').seal('key-1|chain-b', token)
     expect(sealed).toMatch(/^v1\./)
     expect(sealed).not.toContain(token)
-    expect(remotes('secret one').open('key-1', 'chain-b', sealed)).toBe(token)
-    expect(remotes('secret two').open('key-1', 'chain-b', sealed)).toBeUndefined()
-    expect(remotes('secret one').open('key-2', 'chain-b', sealed)).toBeUndefined()
-    expect(remotes('secret one').open('key-1', 'chain-a', sealed)).toBeUndefined()
-    expect(remotes('secret one').open('key-1', 'chain-b', 'v1.AAAA')).toBeUndefined()
+    expect(new TokenSeal('secret one').open('key-1|chain-b', sealed)).toBe(token)
+    expect(new TokenSeal('secret two').open('key-1|chain-b', sealed)).toBeUndefined()
+    expect(new TokenSeal('secret one').open('key-2|chain-b', sealed)).toBeUndefined()
+    expect(new TokenSeal('secret one').open('key-1|chain-a', sealed)).toBeUndefined()
+    expect(new TokenSeal('secret one').open('key-1|chain-b', 'v1.AAAA')).toBeUndefined()
   })
 })
