@@ -93,6 +93,34 @@ entity RemoteGrants {
       createdAt     : Timestamp;
 }
 
+/**
+ * The one agent grant the gateway holds at a remote of the chain-B plugin's kind
+ * (srv/gateway/remote-plugin.ts): pinned to the configured wallet session, shared by every key.
+ * Sealed like RemoteGrants.
+ */
+entity RemotePluginGrants {
+  key product       : String(10);
+      remoteGrantId : String(64) not null;
+      sealedToken   : String(400) not null;
+      createdAt     : Timestamp;
+}
+
+/**
+ * What a key created at a remote of the chain-B plugin's kind: its jobs, documents, attestations
+ * and disclosure grants. All of them belong to one user there, so the gateway answers a key only
+ * the records it holds here for it.
+ */
+type RemoteRecordKind : String(12) enum { job; document; attestation; disclosure };
+
+@db.indexes: ['apiKey_ID, product, kind, createdAt']
+entity RemoteRecords {
+  key product  : String(10);
+  key kind     : RemoteRecordKind;
+  key remoteId : String(64);
+      apiKey   : Association to ApiKeys not null;
+      createdAt: Timestamp;
+}
+
 /** A named type, not an inline enum: an inline enum on an element called `kind` collides with the
  *  generated model class's own static `kind`. */
 type LedgerEntryKind : String(10) enum { credit; debit; charge; refund; lease };

@@ -30,6 +30,11 @@ const ENVIRONMENT: Environment = {
   CHAIN_A_REMOTE_AUTHORIZATION: 'remotes.chain-a.authorization',
   CHAIN_B_REMOTE_URL: 'remotes.chain-b.url',
   CHAIN_B_REMOTE_AUTHORIZATION: 'remotes.chain-b.authorization',
+  CHAIN_B_REMOTE_KIND: 'remotes.chain-b.kind',
+  CHAIN_B_REMOTE_SESSION_ID: 'remotes.chain-b.sessionId',
+  CHAIN_B_REMOTE_CONTRACT_ADDRESS: 'remotes.chain-b.contractAddress',
+  CHAIN_B_REMOTE_ARTIFACT_REF: 'remotes.chain-b.artifactRef',
+  CHAIN_B_REMOTE_SPONSOR_SESSION_ID: 'remotes.chain-b.sponsorSessionId',
   GATEWAY_REMOTE_GRANT_SECRET: 'remoteGrantSecret',
 }
 
@@ -82,12 +87,33 @@ export interface GatewayConfig {
   remoteGrantSecret?: string
 }
 
+/**
+ * What serves a remote product: another instance of this application (`instance`, the default), or
+ * for chain B the chain-B plugin's own API (`plugin`: /api/v1/nightgate with its agent grants).
+ */
+export const REMOTE_KINDS = ['instance', 'plugin'] as const
+export type RemoteKind = typeof REMOTE_KINDS[number]
+
 /** A remote product: where it is served, and the credentials of its grant administration (an operator's). */
 export interface RemoteProductConfig {
+  kind: RemoteKind
   /** Its base URL: a call's path and query are appended as they came. */
   url: string
-  /** The Authorization header for its operator service (issueGrant, Grants(...)/revoke). */
+  /** The Authorization header for its grant administration: the operator service (instance), or the user who owns the wallet session (plugin). */
   authorization?: string
+  /** The chain-B plugin only: what its grant and calls are pinned to (remote-plugin.ts). */
+  plugin?: PluginSettings
+}
+
+export interface PluginSettings {
+  /** The plugin's wallet session that signs and pays: the agent grant is pinned to it. */
+  sessionId: string
+  /** The attestation vault the calls go to. */
+  contractAddress: string
+  /** The compiled artefact the plugin runs the vault's circuits with (its default when unset). */
+  artifactRef?: string
+  /** A session that pays the fees instead (the plugin's fee sponsoring). */
+  sponsorSessionId?: string
 }
 
 /** The port this process listens on, once it does: with PORT=0 the system picks it. */
@@ -130,10 +156,35 @@ function remotesOf(read: ReturnType<typeof options.reader>): Partial<Record<Prod
     if (!url) continue
     const problem = urlProblem(options.optionName(`remotes.${product}.url`), url)
     if (problem) throw new Error(problem)
-    remotes[product] = { url: url.replace(/\/+$/, ''), authorization: read.optional(`remotes.${product}.authorization`) }
+    const kind = read.optional(`remotes.${product}.kind`) ?? 'instance'
+    if (!(REMOTE_KINDS as readonly string[]).includes(kind)) throw new Error(`Setting ${options.optionName(`remotes.${product}.kind`)} must be one of ${REMOTE_KINDS.join(', ')}, got '${kind.slice(0, 40)}'`)
+    remotes[product] = { kind: kind as RemoteKind, url: url.replace(/\/+$/, ''), authorization: read.optional(`remotes.${product}.authorization`) }
+    if (kind === 'plugin') remotes[product].plugin = pluginSettingsOf(read, product)
   }
   return remotes
 }
+
+/** The chain-B plugin's settings: the session and vault are required, for a grant is pinned to one session and each call names its vault. */
+function pluginSettingsOf(read: ReturnType<typeof options.reader>, product: Product): PluginSettings {
+  if (product !== 'chain-b') throw new Error(`Setting ${options.optionName(`remotes.${product}.kind`)} 'plugin' is for chain B only`)
+  const required = (name: string, pattern: RegExp, form: string) => {
+    const value = read.optional(`remotes.chain-b.${name}`)
+    if (!value) throw new Error(`Setting ${options.optionName(`remotes.chain-b.${name}`)} is required with ${options.optionName('remotes.chain-b.kind')}=plugin`)
+    if (!pattern.test(value)) throw new Error(`Setting ${options.optionName(`remotes.chain-b.${name}`)} must be ${form}`)
+    return value
+  }
+  const sponsor = read.optional('remotes.chain-b.sponsorSessionId')
+  if (sponsor !== undefined && !UUID.test(sponsor)) throw new Error(`Setting ${options.optionName('remotes.chain-b.sponsorSessionId')} must be a session id (a UUID)`)
+  const artifactRef = read.optional('remotes.chain-b.artifactRef')
+  if (artifactRef !== undefined && !/^[A-Za-z0-9@/._-]{1,200}$/.test(artifactRef)) throw new Error(`Setting ${options.optionName('remotes.chain-b.artifactRef')} must be an artefact name such as attestation-vault`)
+  return {
+    sessionId: required('sessionId', UUID, 'a session id (a UUID)'),
+    contractAddress: required('contractAddress', /^[0-9a-fA-F]{64,70}$/, 'a contract address (hex)'),
+    artifactRef, sponsorSessionId: sponsor,
+  }
+}
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/
 
 function notNegative(value: number, name: string): number {
   if (!(value >= 0)) throw new Error(`Setting ${name} must be 0 or a positive number, got ${value}`)

@@ -153,7 +153,7 @@ export class Gateway {
       if (reserved.ok) {
         this.metering.settleOnAnswer(res, call, reserved)
         setRequestDeadline(Date.now() + this.metering.timeoutMs)
-        if (grant && this.remotes.serves(route.product)) return this.remotes.forward(route.product, call.key, grant, req, res)
+        if (grant && this.remotes.serves(route.product)) return this.remotes.forward(route.product, route, call.key, grant, req, res)
         req.gatewayPrincipal = grant ? keyPrincipal(call.key, grant) : keyOnlyPrincipal(call.key)
         return next()
       }

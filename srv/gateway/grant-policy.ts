@@ -38,6 +38,6 @@ function operationName(req: cds.Request): string {
   return req.event
 }
 
-function allows(allowed: string[], service: string, operation: string): boolean {
+export function allows(allowed: string[], service: string, operation: string): boolean {
   return allowed.some(rule => rule === '*' || rule === `${service}:*` || rule === `${service}:${operation}`)
 }

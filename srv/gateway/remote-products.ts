@@ -7,6 +7,7 @@ import type { RemoteProductConfig } from './config.ts'
 import type { Product } from './keys.ts'
 import { bodyTooLarge, call, forwardedHeaders, passBack, readAll, readBody, remoteFailure } from './remote-http.ts'
 import { TokenSeal } from './token-seal.ts'
+import { PluginRemote, type PluginRoute } from './remote-plugin.ts'
 import { isUniqueViolation } from '../lib/plain-sql.ts'
 
 /**
@@ -41,11 +42,16 @@ export class RemoteProducts {
   private readonly remotes: Partial<Record<Product, RemoteProductConfig>>
   private readonly timeoutMs: number
   private readonly tokens: TokenSeal
+  /** Products served by the chain-B plugin's own API rather than an instance of this application. */
+  private readonly plugins: Partial<Record<Product, PluginRemote>> = {}
 
   constructor(remotes: Partial<Record<Product, RemoteProductConfig>>, timeoutMs: number, secret: string = DEVELOPMENT_SECRET) {
     this.remotes = remotes
     this.timeoutMs = timeoutMs
     this.tokens = new TokenSeal(secret)
+    for (const [product, remote] of Object.entries(remotes) as [Product, RemoteProductConfig][]) {
+      if (remote.kind === 'plugin') this.plugins[product] = new PluginRemote(product, remote, timeoutMs, this.tokens)
+    }
   }
 
   /** Whether any product is remote. */
@@ -68,7 +74,9 @@ export class RemoteProducts {
   }
 
   /** Forwards the call and passes the remote's answer back (the gateway's metering settles on its status). */
-  async forward(product: Product, key: KeyRecord, grant: KeyGrant, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async forward(product: Product, route: PluginRoute, key: KeyRecord, grant: KeyGrant, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const plugin = this.plugins[product]
+    if (plugin) return plugin.forward(route, key, grant, req, res)
     const remote = this.remotes[product]!
     const body = await readBody(req)
     if (body === undefined) return send(res, bodyTooLarge(product))
@@ -103,6 +111,8 @@ export class RemoteProducts {
 
   /** Forwards a free call (a service or metadata document, the verify lane): no key, no grant. */
   async forwardFree(product: Product, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const plugin = this.plugins[product]
+    if (plugin) return plugin.forwardFree(req, res)
     const body = await readBody(req)
     if (body === undefined) return send(res, bodyTooLarge(product))
     let answer: IncomingMessage

@@ -4,7 +4,7 @@ import { productionProblems } from '../../srv/lib/production-settings.ts'
 
 /** The remote products' settings, checked at start, and the sealing of the grant tokens held there. */
 
-const SETTINGS = ['CHAIN_A_REMOTE_URL', 'CHAIN_B_REMOTE_URL', 'CHAIN_B_REMOTE_AUTHORIZATION', 'GATEWAY_REMOTE_GRANT_SECRET']
+const SETTINGS = ['CHAIN_A_REMOTE_URL', 'CHAIN_B_REMOTE_URL', 'CHAIN_B_REMOTE_AUTHORIZATION', 'GATEWAY_REMOTE_GRANT_SECRET', 'CHAIN_B_REMOTE_KIND', 'CHAIN_B_REMOTE_SESSION_ID', 'CHAIN_B_REMOTE_CONTRACT_ADDRESS', 'CHAIN_B_REMOTE_ARTIFACT_REF', 'CHAIN_B_REMOTE_SPONSOR_SESSION_ID', 'CDS_REQUIRES_GATEWAY_REMOTES_CHAIN__A_KIND']
 afterEach(() => {
   for (const name of SETTINGS) delete process.env[name]
 })
@@ -17,7 +17,28 @@ test('no remote by default: every product is served here, and no secret is asked
 test('a remote chain B: its URL (without a trailing slash) and its operator credentials', () => {
   process.env.CHAIN_B_REMOTE_URL = 'https://chain-b.example.org/'
   process.env.CHAIN_B_REMOTE_AUTHORIZATION = 'Bearer abc'
-  expect(gatewayConfig().remotes).toEqual({ 'chain-b': { url: 'https://chain-b.example.org', authorization: 'Bearer abc' } })
+  expect(gatewayConfig().remotes).toEqual({ 'chain-b': { kind: 'instance', url: 'https://chain-b.example.org', authorization: 'Bearer abc' } })
+})
+
+test('a remote chain B of the plugin\'s kind: the session its grant is pinned to and the vault its calls name', () => {
+  const sessionId = '6f1c1f7e-3a52-4c43-9a43-6a3c0f1e2b7d'
+  const contractAddress = 'ab'.repeat(32)
+  Object.assign(process.env, { CHAIN_B_REMOTE_URL: 'https://chain-b.example.org', CHAIN_B_REMOTE_KIND: 'plugin', CHAIN_B_REMOTE_SESSION_ID: sessionId, CHAIN_B_REMOTE_CONTRACT_ADDRESS: contractAddress })
+  expect(gatewayConfig().remotes['chain-b']).toEqual({ kind: 'plugin', url: 'https://chain-b.example.org', authorization: undefined, plugin: { sessionId, contractAddress, artifactRef: undefined, sponsorSessionId: undefined } })
+  for (const [name, value, message] of [
+    ['CHAIN_B_REMOTE_SESSION_ID', '', /CHAIN_B_REMOTE_SESSION_ID is required with CHAIN_B_REMOTE_KIND=plugin/],
+    ['CHAIN_B_REMOTE_SESSION_ID', 'session-1', /CHAIN_B_REMOTE_SESSION_ID must be a session id/],
+    ['CHAIN_B_REMOTE_CONTRACT_ADDRESS', 'vault', /CHAIN_B_REMOTE_CONTRACT_ADDRESS must be a contract address/],
+    ['CHAIN_B_REMOTE_SPONSOR_SESSION_ID', 'x', /CHAIN_B_REMOTE_SPONSOR_SESSION_ID must be a session id/],
+    ['CHAIN_B_REMOTE_ARTIFACT_REF', 'a b', /CHAIN_B_REMOTE_ARTIFACT_REF must be an artefact name/],
+    ['CHAIN_B_REMOTE_KIND', 'other', /CHAIN_B_REMOTE_KIND must be one of instance, plugin/],
+  ] as const) {
+    const before = process.env[name]
+    process.env[name] = value
+    expect(() => gatewayConfig()).toThrow(message)
+    if (before === undefined) delete process.env[name]
+    else process.env[name] = before
+  }
 })
 
 test('a remote URL that is none is named at start', () => {
