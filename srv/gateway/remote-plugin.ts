@@ -316,6 +316,7 @@ export class PluginRemote {
   private async storedOrIssued(): Promise<HeldGrant> {
     const stored = await this.stored()
     if (stored) return stored
+    await this.dropUnreadable()
     const issued = await this.issue()
     try {
       await cds.tx(() => INSERT.into(RemotePluginGrants).entries({
@@ -340,6 +341,12 @@ export class PluginRemote {
     const row = await cds.tx(() => SELECT.one.from(RemotePluginGrants).columns('remoteGrantId', 'sealedToken').where({ product: this.product }))
     const token = row && this.tokens.open(this.sealedFor, row.sealedToken!)
     return token ? { remoteGrantId: row.remoteGrantId!, token } : undefined
+  }
+
+  /** A stored grant sealed under another secret or for another session is of no use: it goes (and is revoked there, if it still stands). */
+  private async dropUnreadable() {
+    const row = await cds.tx(() => SELECT.one.from(RemotePluginGrants).columns('remoteGrantId').where({ product: this.product }))
+    if (row) await this.drop({ remoteGrantId: row.remoteGrantId!, token: '' })
   }
 
   /** The grant is no longer good there: no longer held nor stored (unless another replaced it already), revoked there if it still stands. */

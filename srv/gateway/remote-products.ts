@@ -161,6 +161,8 @@ export class RemoteProducts {
   private async storedOrIssued(product: Product, key: KeyRecord, grant: KeyGrant): Promise<HeldGrant> {
     const stored = await this.stored(key.ID, product)
     if (stored) return stored
+    // One stored that cannot be opened (sealed under another secret) is of no use: it goes first.
+    await this.revokeGrantsOf(key.ID, [product])
     const issued = await this.issueAtRemote(product, key.ID, grant)
     try {
       await cds.tx(() => INSERT.into(RemoteGrants).entries({

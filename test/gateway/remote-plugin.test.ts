@@ -3,6 +3,8 @@ import { RemotePluginGrants, RemoteRecords } from '#cds-models/gateway'
 import { ChainBPluginStandIn, PLUGIN_AUTHORIZATION } from '../support/chain-b-plugin.ts'
 import { balanceOf, issueTestKey, settled } from '../support/gateway.ts'
 import { waitFor } from '../chainb/support.ts'
+import { remoteProductsInUse } from '../../srv/gateway/remote-products.ts'
+import { TokenSeal } from '../../srv/gateway/token-seal.ts'
 
 /**
  * Chain B served by the chain-B plugin's own API (CHAIN_B_REMOTE_KIND=plugin), against a stand-in
@@ -207,4 +209,19 @@ test('what the plugin does not serve is 501, a failing plugin 502, bad input 400
   plugin.failWith = undefined
   await settled(key.id)
   expect(await balanceOf(key.id)).toBe(1000)
+})
+
+test('a stored grant that cannot be opened (sealed under another secret, or for another session) is revoked and replaced', async () => {
+  const key = await issueTestKey({ units: 1000 })
+  expect((await call(key.key, 'GET', '/odata/v4/chainb/Blocks')).status).toBe(200)
+  const [before] = plugin.activeGrants()
+  await cds.tx(() => UPDATE(RemotePluginGrants).set({ sealedToken: new TokenSeal('another secret').seal(`plugin|chain-b|${plugin.sessionId}`, 'ngat_x') }))
+  // As a restarted instance finds it: nothing held in memory.
+  ;(remoteProductsInUse() as unknown as { plugins: Record<string, { held?: unknown }> }).plugins['chain-b'].held = undefined
+  expect(await call(key.key, 'GET', '/odata/v4/chainb/Blocks')).toMatchObject({ status: 200, charged: 1 })
+  const [after] = plugin.activeGrants()
+  expect(after.grantId).not.toBe(before.grantId)
+  expect(plugin.grants.size).toBeGreaterThan(1)
+  expect([...plugin.grants.values()].find(grant => grant.grantId === before.grantId)!.revoked).toBe(true)
+  expect(await cds.tx(() => SELECT.from(RemotePluginGrants))).toEqual([expect.objectContaining({ remoteGrantId: after.grantId })])
 })

@@ -246,3 +246,14 @@ describe('a remote that fails: answered with a code, refunded', () => {
     expect(await balanceOf(key.id)).toBe(999)
   }, 30_000)
 })
+
+test('a held grant sealed under another secret is revoked at the remote and replaced', async () => {
+  const key = await issueTestKey({ units: 1000 })
+  expect((await call(key.key, 'GET', '/odata/v4/chainb/Jobs')).status).toBe(200)
+  await cds.tx(() => UPDATE(RemoteGrants).set({ sealedToken: 'v1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }).where({ apiKey_ID: key.id }))
+  // As a restarted instance finds it: nothing held in memory.
+  ;(remoteProductsInUse() as unknown as { held: Map<string, unknown> }).held.clear()
+  expect(await call(key.key, 'GET', '/odata/v4/chainb/Jobs')).toMatchObject({ status: 200, charged: 1 })
+  expect((await remoteGrantsOf(key.id)).map(grant => grant.status)).toEqual(['revoked', 'active'])
+  expect(await heldGrants(key.id)).toHaveLength(1)
+})
