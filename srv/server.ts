@@ -69,7 +69,8 @@ export async function connectChainA(): Promise<void> {
     const { startEmbeddedDevnet, stopEmbeddedDevnet } = await import('../devnet/chain-a/embedded.ts')
     const devnet = await startEmbeddedDevnet(devnetConfig(options))
     cds.log('chain-a').info('embedded devnet serving a Blockfrost-compatible API at', devnet.url)
-    Object.assign(options, { network: 'devnet', credentials: { ...options.credentials, url: devnet.url } })
+    // The devnet speaks each kind's API: Blockfrost's at its root, Koios's under /koios/api/v1.
+    Object.assign(options, { network: 'devnet', credentials: { ...options.credentials, url: devnet.url, koiosUrl: `${devnet.url}/koios/api/v1` } })
     payPurchasesTo(devnet.wallets().at(-1)?.address)
     cds.on('shutdown', stopEmbeddedDevnet)
     if (process.env.CHAIN_A_DEV_WALLET !== 'false') {

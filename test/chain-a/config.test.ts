@@ -143,7 +143,10 @@ describe('the options of cds.requires[chain-a]', () => {
   // Every documented variable (README, Configuration) and what it sets, resolved.
   type Row = [variable: string, value: string, option: string, resolved: (env: NodeJS.ProcessEnv) => unknown, expected: unknown]
   const DOCUMENTED: Row[] = [
+    ['CHAIN_A_KIND', 'koios', 'kind', env => chainAConfig(optionsWith(env)).kind, 'koios'],
     ['CHAIN_A_NETWORK', 'mainnet', 'network', env => chainAConfig(optionsWith(env)).network, 'mainnet'],
+    ['KOIOS_URL', 'http://127.0.0.1:3001/api/v1', 'credentials.koiosUrl', env => chainAConfig(optionsWith(env)).koiosUrl, 'http://127.0.0.1:3001/api/v1'],
+    ['KOIOS_TOKEN', 'eyJ0b2tlbiJ9', 'credentials.koiosToken', env => chainAConfig(optionsWith(env)).koiosToken, 'eyJ0b2tlbiJ9'],
     ['BLOCKFROST_PROJECT_ID', 'mainnetAbc', 'credentials.projectId', env => chainAConfig(optionsWith(env)).projectId, 'mainnetAbc'],
     ['BLOCKFROST_URL', 'http://127.0.0.1:3001', 'credentials.url', env => chainAConfig(optionsWith(env)).url, 'http://127.0.0.1:3001'],
     ['CHAIN_A_DEVNET', 'false', 'devnet', env => chainAConfig(optionsWith(env)).devnet, false],

@@ -203,4 +203,12 @@ describe('the settings themselves', () => {
     expect(chainAProductionProblems({ network: 'mainet' }, false)).toEqual([])
     expect(chainAProductionProblems({ network: 'devnet', credentials: { url: 'http://127.0.0.1:3999' } })).toEqual([])
   })
+
+  test('chain A on Koios: the hosted service of a hosted network needs nothing; another network needs KOIOS_URL; an unknown kind is named', () => {
+    expect(chainAProductionProblems({ kind: 'koios', network: 'preprod' })).toEqual([])
+    expect(chainAProductionProblems({ kind: 'koios', network: 'devnet' })).toEqual([expect.stringMatching(/^KOIOS_URL: CHAIN_A_NETWORK 'devnet' has no hosted Koios/)])
+    expect(chainAProductionProblems({ kind: 'koios', network: 'devnet', credentials: { koiosUrl: 'http://127.0.0.1:3999/api/v1' } })).toEqual([])
+    expect(chainAProductionProblems({ kind: 'koios', network: 'preprod', credentials: { koiosUrl: 'ftp://koios' } })).toEqual(['KOIOS_URL must be a http or https URL, got \'ftp://koios\''])
+    expect(chainAProductionProblems({ kind: 'ogmios' })).toEqual(["CHAIN_A_KIND must be one of blockfrost, koios, got 'ogmios'"])
+  })
 })

@@ -1,5 +1,5 @@
 import { BlockFrostAPI } from '@blockfrost/blockfrost-js'
-import { ApiError, isApiError } from '../../lib/errors.ts'
+import { ApiError } from '../../lib/errors.ts'
 import type { ChainAConfig } from './config.ts'
 import { LIST_PAGE_SIZE } from './port.ts'
 import type {
@@ -39,9 +39,8 @@ import {
   toTransaction,
   toUtxo,
 } from './blockfrost-mappers.ts'
-import { NOT_FOUND, backoffSeconds, upstreamError, upstreamStatusError, type UpstreamOperation } from './upstream-errors.ts'
-import { stopIfAnswered } from '../../lib/request-work.ts'
-import { observeUpstream } from '../../metrics/instruments.ts'
+import { upstreamError } from './upstream-errors.ts'
+import { UpstreamCalls } from './upstream-calls.ts'
 
 /** What the adapter needs of the chain-a options. */
 export type BlockfrostConfig = Pick<ChainAConfig, 'network' | 'projectId' | 'url' | 'timeoutMs' | 'retries' | 'clientRateLimit'>
@@ -53,15 +52,11 @@ type Pagination = { page: number; count: number; order?: 'asc' | 'desc' }
 const PAGE_SIZE = LIST_PAGE_SIZE
 const HOSTED_NETWORKS = ['preprod', 'preview', 'mainnet'] as const
 type HostedNetwork = (typeof HOSTED_NETWORKS)[number]
-const RETRY_DELAY_MS = 200
-/** Failures worth one more try of an idempotent read: the upstream may answer the next time. */
-const RETRYABLE_CODES = new Set(['UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT'])
 
 const isHostedNetwork = (network: string): network is HostedNetwork => (HOSTED_NETWORKS as readonly string[]).includes(network)
 const segment = (value: string) => encodeURIComponent(value)
 const pagination = ({ page, order }: ListPage): Pagination => ({ page, count: PAGE_SIZE, order })
 const pageCount = (count: number) => Math.min(PAGE_SIZE, Math.max(1, Math.floor(count)))
-const pause = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
 /**
  * The SDK never retries: its HTTP client's own retry can throw outside the request's promise when
@@ -96,21 +91,18 @@ function sdkOptions(config: BlockfrostConfig): SdkOptions {
 export class BlockfrostAdapter implements ChainAPort {
   readonly networkName: string
   private readonly api: BlockFrostAPI
-  private readonly timeoutMs: number
-  private readonly retries: number
-  private backoff: { until: number; status: number } | undefined
+  private readonly calls: UpstreamCalls
 
   constructor(config: BlockfrostConfig) {
     this.networkName = config.network
-    this.timeoutMs = config.timeoutMs
-    this.retries = Number.isFinite(config.retries) ? Math.max(0, Math.floor(config.retries)) : 0
+    this.calls = new UpstreamCalls(config.retries, (error, operation, remainingBackoff) => upstreamError(error, operation, config.timeoutMs, remainingBackoff))
     this.api = new BlockFrostAPI(sdkOptions(config))
     // The SDK's errors drop the response headers, so Retry-After is read off every response here.
     this.api.instance = this.api.instance.extend({
       hooks: {
         afterResponse: [
           response => {
-            this.noteBackoff(response.statusCode, response.headers['retry-after'])
+            this.calls.noteBackoff(response.statusCode, response.headers['retry-after'])
             return response
           },
         ],
@@ -119,41 +111,41 @@ export class BlockfrostAdapter implements ChainAPort {
   }
 
   async tip(): Promise<ChainBlock> {
-    return toBlock(await this.call('read', () => this.api.blocksLatest()))
+    return toBlock(await this.calls.call('read', () => this.api.blocksLatest()))
   }
 
   async block(hashOrHeight: string | number): Promise<ChainBlock | null> {
     const id = typeof hashOrHeight === 'number' ? hashOrHeight : segment(hashOrHeight)
-    const block = await this.find(() => this.api.blocks(id))
+    const block = await this.calls.find(() => this.api.blocks(id))
     return block && toBlock(block)
   }
 
   async epoch(epoch: number): Promise<ChainEpoch | null> {
-    const found = await this.find(() => this.api.epochs(epoch))
+    const found = await this.calls.find(() => this.api.epochs(epoch))
     return found && toEpoch(found)
   }
 
   async latestEpoch(): Promise<ChainEpoch> {
-    return toEpoch(await this.call('read', () => this.api.epochsLatest()))
+    return toEpoch(await this.calls.call('read', () => this.api.epochsLatest()))
   }
 
   async protocolParameters(epoch?: number): Promise<ChainProtocolParameters | null> {
-    const params = await this.find(() => (epoch === undefined ? this.api.epochsLatestParameters() : this.api.epochsParameters(epoch)))
+    const params = await this.calls.find(() => (epoch === undefined ? this.api.epochsLatestParameters() : this.api.epochsParameters(epoch)))
     return params && toProtocolParameters(params)
   }
 
   async transaction(hash: string): Promise<ChainTransaction | null> {
     const id = segment(hash)
     const [tx, utxos, metadata] = await Promise.all([
-      this.find(() => this.api.txs(id)),
-      this.find(() => this.api.txsUtxos(id)),
-      this.find(() => this.api.txsMetadata(id)),
+      this.calls.find(() => this.api.txs(id)),
+      this.calls.find(() => this.api.txsUtxos(id)),
+      this.calls.find(() => this.api.txsMetadata(id)),
     ])
     return tx && toTransaction(tx, utxos, metadata)
   }
 
   async address(address: string): Promise<ChainAddress | null> {
-    const found = await this.find(() => this.api.addresses(segment(address)))
+    const found = await this.calls.find(() => this.api.addresses(segment(address)))
     return found && toAddress(found)
   }
 
@@ -176,83 +168,83 @@ export class BlockfrostAdapter implements ChainAPort {
   }
 
   async account(stakeAddress: string): Promise<ChainAccount | null> {
-    const found = await this.find(() => this.api.accounts(segment(stakeAddress)))
+    const found = await this.calls.find(() => this.api.accounts(segment(stakeAddress)))
     return found && toAccount(found)
   }
 
   async pool(poolId: string): Promise<ChainPool | null> {
     const id = segment(poolId)
-    const [pool, metadata] = await Promise.all([this.find(() => this.api.poolsById(id)), this.find(() => this.api.poolMetadata(id))])
+    const [pool, metadata] = await Promise.all([this.calls.find(() => this.api.poolsById(id)), this.calls.find(() => this.api.poolMetadata(id))])
     return pool && toPool(pool, metadata)
   }
 
   async drep(drepId: string): Promise<ChainDrep | null> {
-    const found = await this.find(() => this.api.governance.drepsById(segment(drepId)))
+    const found = await this.calls.find(() => this.api.governance.drepsById(segment(drepId)))
     return found && toDrep(found)
   }
 
   async epochsAfter(epoch: number, count: number): Promise<ChainEpoch[]> {
-    const epochs = await this.find(() => this.api.epochsNext(epoch, { count: pageCount(count), page: 1 }))
+    const epochs = await this.calls.find(() => this.api.epochsNext(epoch, { count: pageCount(count), page: 1 }))
     return (epochs ?? []).map(toEpoch)
   }
 
   async blocksAfter(height: number, count: number): Promise<ChainBlock[]> {
-    const blocks = await this.find(() => this.api.blocksNext(height, { count: pageCount(count), page: 1 }))
+    const blocks = await this.calls.find(() => this.api.blocksNext(height, { count: pageCount(count), page: 1 }))
     return (blocks ?? []).map(toBlock)
   }
 
   async blockTransactions(hashOrHeight: string | number, page: ListPage): Promise<string[] | null> {
     const id = typeof hashOrHeight === 'number' ? hashOrHeight : segment(hashOrHeight)
-    return this.find(() => this.api.blocksTxs(id, pagination(page)))
+    return this.calls.find(() => this.api.blocksTxs(id, pagination(page)))
   }
 
   async epochBlocks(epoch: number, page: ListPage): Promise<string[] | null> {
-    return this.find(() => this.api.epochsBlocks(epoch, pagination(page)))
+    return this.calls.find(() => this.api.epochsBlocks(epoch, pagination(page)))
   }
 
   async addressTransactionPage(address: string, page: ListPage): Promise<ChainAddressTransaction[]> {
-    const txs = await this.find(() => this.api.addressesTransactions(segment(address), pagination(page)))
+    const txs = await this.calls.find(() => this.api.addressesTransactions(segment(address), pagination(page)))
     return (txs ?? []).map(toAddressTransaction)
   }
 
   async assetHistoryPage(unit: string, page: ListPage): Promise<ChainAssetHistoryEntry[] | null> {
-    const history = await this.find(() => this.api.assetsHistory(segment(unit), pagination(page)))
+    const history = await this.calls.find(() => this.api.assetsHistory(segment(unit), pagination(page)))
     return history && history.map(toAssetHistoryEntry)
   }
 
   async pools(page: ListPage): Promise<ChainPoolSummary[]> {
-    return (await this.call('read', () => this.api.poolsExtended(pagination(page)))).map(toPoolSummary)
+    return (await this.calls.call('read', () => this.api.poolsExtended(pagination(page)))).map(toPoolSummary)
   }
 
   async dreps(page: ListPage): Promise<ChainDrep[]> {
-    return (await this.call('read', () => this.api.governance.dreps(pagination(page)))).map(toDrep)
+    return (await this.calls.call('read', () => this.api.governance.dreps(pagination(page)))).map(toDrep)
   }
 
   async poolDelegators(poolId: string, page: ListPage): Promise<ChainDelegator[] | null> {
-    const delegators = await this.find(() => this.api.poolsByIdDelegators(segment(poolId), pagination(page)))
+    const delegators = await this.calls.find(() => this.api.poolsByIdDelegators(segment(poolId), pagination(page)))
     return delegators && delegators.map(toPoolDelegator)
   }
 
   async drepDelegators(drepId: string, page: ListPage): Promise<ChainDelegator[] | null> {
-    const delegators = await this.find(() => this.api.governance.drepsByIdDelegators(segment(drepId), pagination(page)))
+    const delegators = await this.calls.find(() => this.api.governance.drepsByIdDelegators(segment(drepId), pagination(page)))
     return delegators && delegators.map(toDrepDelegator)
   }
 
   async accountAddresses(stakeAddress: string, page: ListPage): Promise<string[] | null> {
-    const addresses = await this.find(() => this.api.accountsAddresses(segment(stakeAddress), pagination(page)))
+    const addresses = await this.calls.find(() => this.api.accountsAddresses(segment(stakeAddress), pagination(page)))
     return addresses && addresses.map(entry => entry.address)
   }
 
   async network(): Promise<ChainNetwork> {
-    return toNetwork(await this.call('read', () => this.api.network()))
+    return toNetwork(await this.calls.call('read', () => this.api.network()))
   }
 
   async genesis(): Promise<ChainGenesis> {
-    return toGenesis(await this.call('read', () => this.api.genesis()))
+    return toGenesis(await this.calls.call('read', () => this.api.genesis()))
   }
 
   async submit(cbor: Uint8Array): Promise<string> {
-    const hash: unknown = await this.call('submit', () => this.api.txSubmit(cbor))
+    const hash: unknown = await this.calls.call('submit', () => this.api.txSubmit(cbor))
     if (typeof hash !== 'string') throw new ApiError(503, 'UPSTREAM_UNAVAILABLE', 'chain-A upstream accepted the transaction but answered no transaction hash')
     return hash
   }
@@ -261,7 +253,7 @@ export class BlockfrostAdapter implements ChainAPort {
   private async allPages<T>(fetchPage: (pagination: Pagination) => Promise<T[]>): Promise<T[] | null> {
     const rows: T[] = []
     for (let page = 1; ; page++) {
-      const batch = await this.find(() => fetchPage({ page, count: PAGE_SIZE }))
+      const batch = await this.calls.find(() => fetchPage({ page, count: PAGE_SIZE }))
       if (batch === null) return page === 1 ? null : rows
       rows.push(...batch)
       if (batch.length < PAGE_SIZE) return rows
@@ -276,61 +268,12 @@ export class BlockfrostAdapter implements ChainAPort {
     const wanted = Math.max(0, Math.floor(limit))
     if (wanted === 0) return []
     const count = Math.min(wanted, PAGE_SIZE)
-    const first = await this.find(() => fetchPage({ page: 1, count, order: 'desc' }))
+    const first = await this.calls.find(() => fetchPage({ page: 1, count, order: 'desc' }))
     if (first === null || wanted <= count || first.length < count) return first && first.slice(0, wanted)
     const more = Array.from({ length: Math.ceil(wanted / count) - 1 }, (_, i) =>
-      this.find(() => fetchPage({ page: i + 2, count, order: 'desc' })),
+      this.calls.find(() => fetchPage({ page: i + 2, count, order: 'desc' })),
     )
     const rest = await Promise.all(more)
     return [first, ...rest].flatMap(batch => batch ?? []).slice(0, wanted)
-  }
-
-  /** A read that may find nothing: 404 answers null. */
-  private async find<T>(fetch: () => Promise<T>): Promise<T | null> {
-    try {
-      return await this.call('find', fetch)
-    } catch (error) {
-      if (isApiError(error) && error.code === NOT_FOUND) return null
-      throw error
-    }
-  }
-
-  /** One upstream call; reads are tried again up to `retries` times when the upstream failed (never a submit). */
-  private async call<T>(operation: UpstreamOperation, fetch: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      stopIfAnswered()
-      this.failFastWhileBackingOff(operation)
-      try {
-        return await observeUpstream('chain-a', fetch)
-      } catch (error) {
-        const mapped = upstreamError(error, operation, this.timeoutMs, status => this.remainingBackoff(status))
-        const retryable = operation !== 'submit' && isApiError(mapped) && RETRYABLE_CODES.has(mapped.code) && mapped.retryAfter === undefined
-        if (!retryable || attempt >= this.retries) throw mapped
-        await pause(RETRY_DELAY_MS * (attempt + 1))
-      }
-    }
-  }
-
-  private noteBackoff(status: number, retryAfter: string | string[] | undefined): void {
-    const now = Date.now()
-    const seconds = backoffSeconds(status, retryAfter, now)
-    if (seconds === undefined) return
-    const until = now + seconds * 1000
-    if (!this.backoff || until > this.backoff.until) this.backoff = { until, status }
-  }
-
-  private remainingBackoff(status?: number): number | undefined {
-    const backoff = this.backoff
-    if (!backoff || (status !== undefined && status !== backoff.status)) return undefined
-    const remaining = backoff.until - Date.now()
-    if (remaining > 0) return Math.ceil(remaining / 1000)
-    this.backoff = undefined
-    return undefined
-  }
-
-  /** While the upstream asked to be left alone, calls fail at once with what it last said. */
-  private failFastWhileBackingOff(operation: UpstreamOperation): void {
-    const remaining = this.remainingBackoff()
-    if (remaining !== undefined && this.backoff) throw upstreamStatusError(this.backoff.status, operation, 'it asked not to be called for a while', remaining)
   }
 }

@@ -33,9 +33,12 @@ const envNameForTtl = (kind: TtlKind) => 'CHAIN_A_TTL_' + kind.replace(/[A-Z]/g,
 
 /** The documented environment variables (README, Configuration) and the option each one sets. */
 export const ENVIRONMENT: Environment = {
+  CHAIN_A_KIND: 'kind',
   CHAIN_A_NETWORK: 'network',
   BLOCKFROST_PROJECT_ID: 'credentials.projectId',
   BLOCKFROST_URL: 'credentials.url',
+  KOIOS_URL: 'credentials.koiosUrl',
+  KOIOS_TOKEN: 'credentials.koiosToken',
   CHAIN_A_DEVNET: 'devnet',
   CHAIN_A_TIMEOUT_MS: 'timeoutMs',
   CHAIN_A_RETRIES: 'retries',
@@ -77,12 +80,21 @@ export interface ChainAOptions {
 }
 
 /** The options with their defaults, as the service and the adapter use them. */
+/** The upstreams chain A speaks to, each a `kind` of the chain-a service. */
+export const CHAIN_A_KINDS = ['blockfrost', 'koios'] as const
+export type ChainAKind = (typeof CHAIN_A_KINDS)[number]
+
 export interface ChainAConfig {
-  /** preprod | preview | mainnet (hosted Blockfrost), devnet (the embedded devnet) */
+  kind: ChainAKind
+  /** preprod | preview | mainnet (hosted Blockfrost or Koios), devnet (the embedded devnet) */
   network: string
   projectId?: string
   /** A Blockfrost-compatible base URL (the devnet, or a self-hosted server). */
   url?: string
+  /** Koios's base URL (…/api/v1): the devnet's, an instance of one's own; the hosted one of the network when unset. */
+  koiosUrl?: string
+  /** A Koios bearer token (its free tier needs none). */
+  koiosToken?: string
   /** Start the embedded devnet and use it as the upstream (development and test profiles only). */
   devnet: boolean
   timeoutMs: number
@@ -140,9 +152,12 @@ export function chainAConfig(options: ChainAOptions = chainAOptions()): ChainACo
   const spendLockSeconds = read.number('spendLockSeconds', 900)
   if (spendLockSeconds <= 0) throw new Error(`Setting ${optionName('spendLockSeconds')} must be a positive number of seconds, got '${spendLockSeconds}'`)
   return {
+    kind: chainAKind(read.string('kind', 'blockfrost')),
     network: read.string('network', 'preprod'),
     projectId: read.optional('credentials.projectId'),
     url: read.optional('credentials.url'),
+    koiosUrl: read.optional('credentials.koiosUrl'),
+    koiosToken: read.optional('credentials.koiosToken'),
     devnet: read.boolean('devnet', !production),
     timeoutMs: read.number('timeoutMs', 10000),
     retries: read.number('retries', production ? 1 : 0),
@@ -153,6 +168,14 @@ export function chainAConfig(options: ChainAOptions = chainAOptions()): ChainACo
     builder: read.string('builder', 'csl'),
   }
 }
+
+function chainAKind(kind: string): ChainAKind {
+  if ((CHAIN_A_KINDS as readonly string[]).includes(kind)) return kind as ChainAKind
+  throw new Error(`Setting ${optionName('kind')} must be one of ${CHAIN_A_KINDS.join(', ')}, got '${kind.slice(0, 40)}'`)
+}
+
+/** The upstream URL configured for the kind in use (none: the hosted service of the network, or the embedded devnet). */
+export const configuredUpstream = (config: ChainAConfig): string | undefined => (config.kind === 'koios' ? config.koiosUrl : config.url)
 
 export function devnetConfig(options: ChainAOptions = chainAOptions()): DevnetConfig {
   const read = reader(options)
@@ -187,7 +210,7 @@ function devnetStateDir(configured: Value): string | undefined {
  */
 export function embedsDevnet(config: ChainAConfig): boolean {
   const local = profiles().some(profile => profile === 'development' || profile === 'test')
-  return local && !isProduction() && config.devnet && !config.url
+  return local && !isProduction() && config.devnet && !configuredUpstream(config)
 }
 
 /** Whether chain A is served (CHAIN_A_ENABLED, on by default); off, its routes answer 503 CHAIN_A_DISABLED. */
@@ -204,6 +227,9 @@ const HOSTED_NETWORKS = ['mainnet', 'preprod', 'preview']
 export function chainAProductionProblems(options: ChainAOptions = chainAOptions(), enabled = chainAEnabled()): string[] {
   if (!enabled) return []
   const read = reader(options)
+  const kind = read.string('kind', 'blockfrost')
+  if (!(CHAIN_A_KINDS as readonly string[]).includes(kind)) return [`CHAIN_A_KIND must be one of ${CHAIN_A_KINDS.join(', ')}, got '${kind.slice(0, 40)}'`]
+  if (kind === 'koios') return koiosProductionProblems(read)
   const projectId = read.optional('credentials.projectId')
   const url = read.optional('credentials.url')
   const network = read.string('network', 'preprod')
@@ -216,5 +242,19 @@ export function chainAProductionProblems(options: ChainAOptions = chainAOptions(
   if (!HOSTED_NETWORKS.includes(network) && !(network === 'devnet' && url)) problems.push(`CHAIN_A_NETWORK must be one of ${HOSTED_NETWORKS.join(', ')} (devnet only with BLOCKFROST_URL), got '${network.slice(0, 100)}'`)
   const projectNetwork = HOSTED_NETWORKS.find(name => projectId?.startsWith(name))
   if (!url && projectNetwork && HOSTED_NETWORKS.includes(network) && projectNetwork !== network) problems.push(`BLOCKFROST_PROJECT_ID is a project of ${projectNetwork}, but CHAIN_A_NETWORK is ${network}`)
+  return problems
+}
+
+/** Koios: the hosted service of a hosted network needs nothing (its free tier); any other network needs KOIOS_URL. */
+function koiosProductionProblems(read: ReturnType<typeof reader>): string[] {
+  const url = read.optional('credentials.koiosUrl')
+  const network = read.string('network', 'preprod')
+  const problems: string[] = []
+  if (url) {
+    const problem = urlProblem('KOIOS_URL', url)
+    if (problem) problems.push(problem)
+  } else if (!HOSTED_NETWORKS.includes(network)) {
+    problems.push(`KOIOS_URL: CHAIN_A_NETWORK '${network.slice(0, 100)}' has no hosted Koios (${HOSTED_NETWORKS.join(', ')}); set the URL of a Koios instance`)
+  }
   return problems
 }

@@ -176,7 +176,8 @@ export interface ChainPool {
   blocksMinted: number
   blocksEpoch: number
   liveStake: string
-  liveSize: number
+  /** The pool's share of the live stake; null where the upstream does not report it (Koios). */
+  liveSize: number | null
   liveSaturation: number
   liveDelegators: number
   activeStake: string
@@ -237,10 +238,12 @@ export interface ChainNetwork {
   maxSupply: string
   totalSupply: string
   circulatingSupply: string
-  lockedSupply: string
+  /** Null where the upstream does not report it (Koios). */
+  lockedSupply: string | null
   treasurySupply: string
   reservesSupply: string
-  liveStake: string
+  /** Null where the upstream does not report it (Koios). */
+  liveStake: string | null
   activeStake: string
 }
 

@@ -1,5 +1,6 @@
 import cds from '@sap/cds'
 import { BlockfrostAdapter } from './blockfrost.ts'
+import { KoiosAdapter } from './koios.ts'
 import { chainAConfig, chainAEnabled, type ChainAConfig, type ChainAOptions } from './config.ts'
 import { ChainContext, type ChainChange, type ChainIdentity } from './context.ts'
 import type { ChainAPort, ChainGenesis, ChainProtocolParameters } from './port.ts'
@@ -34,7 +35,7 @@ export default class ChainAService extends cds.Service {
       cds.log('chain-a').info('chain A is turned off (CHAIN_A_ENABLED=false): its routes answer 503 CHAIN_A_DISABLED')
       return super.init()
     }
-    cds.log('chain-a').info(`connect to chain-a > ${this.options.kind}`, { network: settings.network, url: settings.url ?? 'hosted Blockfrost' })
+    cds.log('chain-a').info(`connect to chain-a > ${settings.kind}`, { network: settings.network, url: settings.kind === 'koios' ? settings.koiosUrl ?? 'hosted Koios' : settings.url ?? 'hosted Blockfrost' })
     cds.once('served', () => this.checkUpstreamAtStart())
     cds.once('shutdown', () => clearTimeout(this.recheck))
     return super.init()
@@ -47,7 +48,8 @@ export default class ChainAService extends cds.Service {
 
   /** The chain-A port. An upstream that is not configured answers 503 UPSTREAM_NOT_CONFIGURED on use, not at start. */
   get port(): ChainAPort {
-    return (this.adapter ??= new BlockfrostAdapter(this.settings))
+    const settings = this.settings
+    return (this.adapter ??= settings.kind === 'koios' ? new KoiosAdapter(settings) : new BlockfrostAdapter(settings))
   }
 
   genesis(): Promise<ChainGenesis> {
