@@ -96,6 +96,19 @@ export interface EpochState {
   poolStake: Map<string, bigint>
   activeStake: bigint
   nonce: string
+  /** Where the lovelace sat when the epoch began (its first block not yet applied). */
+  totals: EpochTotals
+}
+
+/** The pots at an epoch's start: what Koios' `/totals` reports per epoch. */
+export interface EpochTotals {
+  circulation: bigint
+  treasury: bigint
+  rewards: bigint
+  reserves: bigint
+  fees: bigint
+  depositsStake: bigint
+  depositsDrep: bigint
 }
 
 interface AddressHistory {
@@ -620,6 +633,7 @@ export class Ledger implements LedgerView {
       epoch, blocks: [], txCount: 0, output: 0n, fees: 0n,
       stake: live.accounts, poolStake: live.pools, activeStake: live.total,
       nonce: blake2b256Hex(`${this.seed}:nonce:${epoch}:${this.blocks.length ? this.tip.hash : ''}`),
+      totals: this.totals(),
     })
     for (const pool of this.pools.values()) pool.blocksEpoch = 0
   }
@@ -666,6 +680,20 @@ export class Ledger implements LedgerView {
     this.openEpoch(epoch + 1)
   }
 
+  /** The pots now; DRep deposits are split from the stake key and pool deposits. */
+  private totals(): EpochTotals {
+    const depositsDrep = [...this.dreps.values()].reduce((sum, drep) => sum + drep.deposit, 0n)
+    return {
+      circulation: this.utxoCoin,
+      treasury: this.pots.treasury,
+      rewards: [...this.accounts.values()].reduce((sum, account) => sum + account.rewards, 0n),
+      reserves: this.pots.reserves,
+      fees: this.pots.fees,
+      depositsStake: this.pots.deposits - depositsDrep,
+      depositsDrep,
+    }
+  }
+
   private credit(stakeAddress: string, entry: RewardEntry): bigint {
     const account = this.accounts.get(stakeAddress)
     if (!account?.registered || entry.amount === 0n) return 0n
@@ -678,7 +706,7 @@ export class Ledger implements LedgerView {
   // ---- genesis ----------------------------------------------------------------------------
 
   private applyGenesis() {
-    this.epochs.set(0, { epoch: 0, blocks: [], txCount: 0, output: 0n, fees: 0n, stake: new Map(), poolStake: new Map(), activeStake: 0n, nonce: '' })
+    this.epochs.set(0, { epoch: 0, blocks: [], txCount: 0, output: 0n, fees: 0n, stake: new Map(), poolStake: new Map(), activeStake: 0n, nonce: '', totals: this.totals() })
     const block = this.sealBlock(0, this.genesis.transactions, null)
     this.genesis.transactions.forEach((tx, index) => this.applyTransaction(tx, this.inclusion(block, index)))
     this.pots.reserves = GENESIS.maxLovelaceSupply - this.utxoCoin - this.pots.deposits

@@ -1,11 +1,11 @@
 import type { Request, Router } from 'express'
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { addressText, parseAddress, parseStakeAddress, stakeAddressOfAddress } from '../addresses.ts'
+import { addressText, parseAddress, parseStakeAddress } from '../addresses.ts'
 import type { Ledger } from '../ledger.ts'
 import { GENESIS } from '../params.ts'
 import { addValue, sumValues, toAmounts, zeroValue } from '../values.ts'
 import { badRequest, found, paginate, paging } from './http.ts'
-import { accountJson, utxoJson } from './present.ts'
+import { accountJson, addressSummaryJson, utxoJson } from './present.ts'
 import { assetParameter } from './assets.ts'
 
 /** Addresses and stake accounts. */
@@ -18,13 +18,7 @@ export function addressRoutes(router: Router, ledger: Ledger) {
     return { address, text, history: found(ledger.addresses.get(text)) }
   }
 
-  const addressJson = (address: CSL.Address, text: string) => ({
-    address: text,
-    amount: toAmounts(sumValues(ledger.unspentAt(text).map(o => o.value))),
-    stake_address: stakeAddressOfAddress(address),
-    type: CSL.ByronAddress.from_address(address) ? 'byron' : 'shelley',
-    script: address.payment_cred()?.kind() === CSL.CredKind.Script,
-  })
+  const addressJson = (address: CSL.Address, text: string) => addressSummaryJson(ledger, address, text)
 
   router.get('/addresses/:address', (req, res) => {
     const { address, text } = addressParameter(req.params.address)

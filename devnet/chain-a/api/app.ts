@@ -3,6 +3,7 @@ import type { Ledger } from '../ledger.ts'
 import { addressRoutes } from './addresses.ts'
 import { assetRoutes } from './assets.ts'
 import { chainRoutes } from './chain.ts'
+import { koiosRouter } from '../koios/app.ts'
 import { errorHandler, notFound } from './http.ts'
 import { stakingRoutes } from './staking.ts'
 import { transactionRoutes } from './transactions.ts'
@@ -29,7 +30,8 @@ export class RequestCounter {
 }
 
 /**
- * The Blockfrost v0-compatible API, mounted at the root (no /api/v0 prefix). `latencyMs` delays
+ * The Blockfrost v0-compatible API, mounted at the root (no /api/v0 prefix), and Koios' REST API v1
+ * at /koios/api/v1 (`../koios/`). `latencyMs` delays
  * every answer, to stand in for a remote upstream (Blockfrost answers in tens of milliseconds).
  */
 export function createApp(ledger: Ledger, counter: RequestCounter, url: () => string, latencyMs: () => number = () => 0): express.Express {
@@ -42,6 +44,8 @@ export function createApp(ledger: Ledger, counter: RequestCounter, url: () => st
     if (delay > 0) setTimeout(next, delay)
     else next()
   })
+  // Koios' REST API v1 over the same ledger, with PostgREST's conventions and errors.
+  app.use('/koios/api/v1', koiosRouter(ledger))
   const router = express.Router({ strict: false })
   chainRoutes(router, ledger, url)
   transactionRoutes(router, ledger)

@@ -1,4 +1,5 @@
-import { drepIdOf, poolIdOf } from '../addresses.ts'
+import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
+import { drepIdOf, poolIdOf, stakeAddressOfAddress } from '../addresses.ts'
 import type { Account, AssetState, Drep, EpochState, Ledger, Pool } from '../ledger.ts'
 import { GENESIS } from '../params.ts'
 import { createdOutputs, type Block, type Output, type TxRecord } from '../types.ts'
@@ -90,6 +91,17 @@ export function transactionUtxosJson(ledger: Ledger, tx: TxRecord) {
   }
 }
 
+/** An address's balance (its unspent outputs), stake address, era and kind of payment credential. */
+export function addressSummaryJson(ledger: Ledger, address: CSL.Address, text: string) {
+  return {
+    address: text,
+    amount: toAmounts(sumValues(ledger.unspentAt(text).map(o => o.value))),
+    stake_address: stakeAddressOfAddress(address),
+    type: CSL.ByronAddress.from_address(address) ? 'byron' : 'shelley',
+    script: address.payment_cred()?.kind() === CSL.CredKind.Script,
+  }
+}
+
 export function utxoJson(output: Output) {
   return {
     address: output.address,
@@ -121,7 +133,8 @@ export function assetJson(asset: AssetState) {
   }
 }
 
-const drepLabel = (drep: string | null) => (drep === null || drep.startsWith('drep_always') ? drep : drepIdOf(drep))
+/** A DRep as Blockfrost and Koios name it: its bech32 id, or the predefined `drep_always_…` choice. */
+export const drepLabel = (drep: string | null) => (drep === null || drep.startsWith('drep_always') ? drep : drepIdOf(drep))
 
 export function accountJson(ledger: Ledger, account: Account) {
   return {
