@@ -31,6 +31,7 @@ const DATABASE_FREE = [
   'chain-a/csl.test.ts',
   'chain-a/devnet-lists.test.ts',
   'chain-a/errors.test.ts',
+  'chain-a/koios.test.ts',
   'chain-a/lists.test.ts',
   'chain-a/mapping.test.ts',
   'chain-a/paging.test.ts',

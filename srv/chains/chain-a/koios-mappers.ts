@@ -3,8 +3,8 @@ import type * as Port from './port.ts'
 /**
  * Pure mappings from Koios REST API v1 rows to the chain-A port types. What Koios does not report
  * is null where the port allows it (a pool's live size, the supply locked in scripts, the total live
- * stake, an account's active epoch, a DRep's last active epoch, who spent an output); the README's
- * table of backends lists these.
+ * stake, an account's active epoch, a DRep's last active epoch); docs/chain-a-backends.md
+ * lists these.
  */
 
 export interface KoiosAsset { policy_id: string; asset_name: string | null; quantity: string }
@@ -224,12 +224,13 @@ const DELEGATIONS = new Set(['delegation', 'stake_delegation'])
 const STAKE_CERTIFICATES = new Set(['stake_registration', 'stake_deregistration'])
 const POOL_UPDATES = new Set(['pool_update'])
 
-export function toTransaction(tx: KoiosTransaction): Port.ChainTransaction {
+/** `spenders`: who spent each output, by its index (Koios's tx_info does not say; the adapter finds them). */
+export function toTransaction(tx: KoiosTransaction, spenders: Map<number, string>): Port.ChainTransaction {
   const input = (output: KoiosTxOutput, kind: 'spent' | 'collateral' | 'reference'): Port.ChainTxInput => ({
     ...outputContent(output, output.payment_addr.bech32), txHash: output.tx_hash, outputIndex: output.tx_index, collateral: kind === 'collateral', reference: kind === 'reference',
   })
   const output = (made: KoiosTxOutput, collateral: boolean): Port.ChainTxOutput => ({
-    ...outputContent(made, made.payment_addr.bech32), outputIndex: made.tx_index, collateral, consumedBy: null,
+    ...outputContent(made, made.payment_addr.bech32), outputIndex: made.tx_index, collateral, consumedBy: spenders.get(made.tx_index) ?? null,
   })
   const certificates = tx.certificates ?? []
   return {
@@ -304,6 +305,9 @@ export function toAccount(account: KoiosAccount): Port.ChainAccount {
   }
 }
 
+/** Koios reports a pool's saturation in percent (two decimals); the port, as Blockfrost, as a ratio. */
+const saturation = (percent: number | null) => (percent ?? 0) / 100
+
 export function toPool(pool: KoiosPool, blocksEpoch: number): Port.ChainPool {
   return {
     poolId: pool.pool_id_bech32,
@@ -313,7 +317,7 @@ export function toPool(pool: KoiosPool, blocksEpoch: number): Port.ChainPool {
     blocksEpoch,
     liveStake: pool.live_stake ?? '0',
     liveSize: null,
-    liveSaturation: pool.live_saturation ?? 0,
+    liveSaturation: saturation(pool.live_saturation),
     liveDelegators: pool.live_delegators,
     activeStake: pool.active_stake ?? '0',
     activeSize: pool.sigma ?? 0,
@@ -337,7 +341,7 @@ export function toPoolSummary(pool: KoiosPool): Port.ChainPoolSummary {
     hex: pool.pool_id_hex,
     activeStake: pool.active_stake ?? '0',
     liveStake: pool.live_stake ?? '0',
-    liveSaturation: pool.live_saturation ?? 0,
+    liveSaturation: saturation(pool.live_saturation),
     blocksMinted: pool.block_count ?? 0,
     declaredPledge: pool.pledge ?? '0',
     marginCost: pool.margin ?? 0,

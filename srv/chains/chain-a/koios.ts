@@ -114,7 +114,7 @@ export class KoiosAdapter implements ChainAPort {
     const [tx] = await this.read<map.KoiosTransaction>('/tx_info', {}, {
       _tx_hashes: [hash], _inputs: true, _metadata: true, _assets: true, _withdrawals: true, _certs: true, _scripts: true, _bytecode: false, _governance: false,
     })
-    return tx ? map.toTransaction(tx) : null
+    return tx ? map.toTransaction(tx, await this.spenders(tx)) : null
   }
 
   async address(address: string): Promise<ChainAddress | null> {
@@ -169,17 +169,17 @@ export class KoiosAdapter implements ChainAPort {
   }
 
   async blocksAfter(height: number, count: number): Promise<ChainBlock[]> {
-    const [blocks, tip] = await Promise.all([
-      this.read<map.KoiosBlock>('/blocks', { block_height: `gt.${height}`, order: 'block_height.asc', limit: pageCount(count) }),
-      this.read<{ block_no: number }>('/tip'),
-    ])
-    return blocks.map(block => map.toBlock(block, tip[0]?.block_no ?? block.block_height))
+    const listed = await this.read<{ hash: string }>('/blocks', { block_height: `gt.${height}`, order: 'block_height.asc', limit: pageCount(count), select: 'hash' })
+    // The list lacks a block's output, fees and confirmations: block_info has them.
+    const blocks = await this.batched<map.KoiosBlock, string>('/block_info', '_block_hashes', listed.map(block => block.hash))
+    return blocks.sort((a, b) => a.block_height - b.block_height).map(block => map.toBlock(block, block.block_height))
   }
 
   async blockTransactions(hashOrHeight: string | number, page: ListPage): Promise<string[] | null> {
     const hash = await this.blockHash(hashOrHeight)
     if (!hash) return null
     const rows = await this.readAll<AddressTx & { block_hash: string }>('/block_txs', {}, { _block_hashes: [hash] })
+    if (!rows.length && !(await this.read('/block_info', { select: 'hash' }, { _block_hashes: [hash] })).length) return null
     const inOrder = (await this.withIndexes(rows)).sort((a, b) => a.txIndex - b.txIndex).map(tx => tx.txHash)
     return pageOf(inOrder, page)
   }
@@ -290,6 +290,30 @@ export class KoiosAdapter implements ChainAPort {
     return rows.map(row => ({ txHash: row.tx_hash, txIndex: index.get(row.tx_hash) ?? 0, blockHeight: row.block_height, blockTime: row.block_time }))
   }
 
+  /**
+   * Who spent the transaction's outputs, by output index: Koios tells whether an output is spent
+   * (utxo_info), not by whom; the spender is the transaction of the output's address, from the
+   * output's block on, that has it among its inputs.
+   */
+  private async spenders(tx: map.KoiosTransaction): Promise<Map<number, string>> {
+    const refs = tx.outputs.map(output => `${tx.tx_hash}#${output.tx_index}`)
+    const outputs = await this.batched<{ tx_index: number; address: string; is_spent: boolean }, string>('/utxo_info', '_utxo_refs', refs, {}, { _extended: false })
+    const spentAt = new Map<string, Set<number>>()
+    for (const output of outputs) if (output.is_spent) spentAt.set(output.address, (spentAt.get(output.address) ?? new Set()).add(output.tx_index))
+    const spenders = new Map<number, string>()
+    for (const [address, indexes] of spentAt) {
+      const later = await this.readAll<AddressTx>('/address_txs', {}, { _addresses: [address], _after_block_height: tx.block_height })
+      const candidates = later.map(row => row.tx_hash).filter(hash => hash !== tx.tx_hash)
+      const inputs = await this.batched<{ tx_hash: string; inputs: { tx_hash: string; tx_index: number }[] }, string>('/tx_info', '_tx_hashes', candidates, { select: 'tx_hash,inputs' }, {
+        _inputs: true, _metadata: false, _assets: false, _withdrawals: false, _certs: false, _scripts: false, _bytecode: false,
+      })
+      for (const candidate of inputs) {
+        for (const input of candidate.inputs) if (input.tx_hash === tx.tx_hash && indexes.has(input.tx_index)) spenders.set(input.tx_index, candidate.tx_hash)
+      }
+    }
+    return spenders
+  }
+
   /** An asset's mints and burns in chain order; null when it was never minted. */
   private async mintingHistory(unit: string): Promise<ChainAssetHistoryEntry[] | null> {
     const [found] = await this.read<{ minting_txs: map.KoiosMintingTx[] | null }>('/asset_history', { _asset_policy: unit.slice(0, 56), _asset_name: unit.slice(56) })
@@ -349,8 +373,9 @@ export class KoiosAdapter implements ChainAPort {
     if (name === 'TimeoutError' || name === 'AbortError') return new ApiError(503, 'UPSTREAM_TIMEOUT', `chain-A upstream did not answer within ${this.timeoutMs} ms`)
     const cause = (error as { cause?: { code?: string; message?: string } })?.cause
     const reason = `${cause?.code ?? ''} ${cause?.message ?? ''} ${(error as Error)?.message ?? ''}`
-    if (error instanceof TypeError && UNREACHABLE.test(reason)) return new ApiError(503, 'UPSTREAM_UNAVAILABLE', `chain-A upstream is unreachable (${cause?.code ?? 'connection failed'})`)
-    if (error instanceof TypeError) return new ApiError(503, 'UPSTREAM_UNAVAILABLE', `chain-A upstream answered unreadably (${(error as Error).message})`)
+    // fetch's failures are TypeErrors (of the realm fetch runs in: compared by name)
+    if (name === 'TypeError' && UNREACHABLE.test(reason)) return new ApiError(503, 'UPSTREAM_UNAVAILABLE', `chain-A upstream is unreachable (${cause?.code ?? 'connection failed'})`)
+    if (name === 'TypeError') return new ApiError(503, 'UPSTREAM_UNAVAILABLE', `chain-A upstream answered unreadably (${(error as Error).message})`)
     return error
   }
 }
