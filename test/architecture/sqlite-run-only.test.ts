@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 
 /**
  * The lists of test/setup/sqlite-run-only.js, whose files the PostgreSQL run leaves to the SQLite
@@ -25,11 +25,18 @@ function testFiles(entry: string): string[] {
   return readdirSync(path, { recursive: true, encoding: 'utf8' }).filter(name => name.endsWith('.test.ts')).map(name => join(path, name))
 }
 
+/** A file's source, with the sources of the test files it runs by importing them (test/koios/ runs the chain-A suite's files so). */
+function sourceOf(file: string): string {
+  const source = readFileSync(file, 'utf8')
+  const imported = [...source.matchAll(/^import '(\.[^']+\.test\.ts)'/gm)].map(([, path]) => readFileSync(join(dirname(file), path), 'utf8'))
+  return [source, ...imported].join('\n')
+}
+
 function breaches(entry: string, rules: [string, RegExp][]): string[] {
   expect(existsSync(join(TEST, entry))).toBe(true)
   const files = testFiles(entry)
   expect(files.length).toBeGreaterThan(0)
-  return files.flatMap(file => rules.filter(([, pattern]) => pattern.test(readFileSync(file, 'utf8'))).map(([use]) => `${file}: ${use}`))
+  return files.flatMap(file => rules.filter(([, pattern]) => pattern.test(sourceOf(file))).map(([use]) => `${file}: ${use}`))
 }
 
 test.each(DATABASE_FREE)('database-free: %s is there and uses no database', entry => {
@@ -41,7 +48,7 @@ const SERVER_STARTERS = ['support/browser.ts', 'network/ipv6-scenario.ts']
 
 /** A file's source with the sources of the server starters it names. */
 function withStarters(file: string): string {
-  const source = readFileSync(file, 'utf8')
+  const source = sourceOf(file)
   const starters = SERVER_STARTERS.filter(starter => source.includes(starter.split('/').pop()!.replace(/\.ts$/, '')))
   return [source, ...starters.map(starter => readFileSync(join(TEST, starter), 'utf8'))].join('\n')
 }

@@ -45,6 +45,10 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 }, 30_000)
 
+test('chain A is read through the kind CHAIN_A_KIND names (test/koios/ runs this file on Koios)', () => {
+  expect(server.output()).toContain(`connect to chain-a > ${process.env.CHAIN_A_KIND ?? 'blockfrost'}`)
+})
+
 test('the set-up is the two commands npm ci and npm start', () => {
   expect(shBlockAfter('## Quick start').trim().split('\n')).toEqual(['npm ci', 'npm start'])
 })

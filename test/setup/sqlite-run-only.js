@@ -85,6 +85,7 @@ const OWN_DATABASE = [
   'e2e/start.test.ts',
   'gateway/cli.test.ts',
   'gateway/vouchers-cli.test.ts',
+  'koios/e2e-quickstart.test.ts',
   'lib/production-start.test.ts',
   'network/ipv6-clients.test.ts',
 ]

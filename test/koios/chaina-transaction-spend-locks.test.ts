@@ -1,0 +1,9 @@
+// test/chaina-transaction/spend-locks.test.ts on the Koios kind: the same tests, chain A read through Koios's API of the devnet (docs/chain-a-backends.md).
+import '../chaina-transaction/spend-locks.test.ts'
+import { koiosKindInUse } from './kind.ts'
+
+process.env.CHAIN_A_KIND = 'koios'
+afterAll(() => {
+  delete process.env.CHAIN_A_KIND
+})
+koiosKindInUse()
