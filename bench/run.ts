@@ -6,7 +6,7 @@
  *   npm run bench                      all benchmarks
  *   BENCH_ROUNDS=5000 npm run bench    more samples per latency figure
  *   BENCH_SECONDS=10 npm run bench     longer throughput runs (default 5 s each)
- *   BENCH_ONLY=chain-b npm run bench   one group: chain-a, chain-b, zk, analytics, portal, mcp, gateway, read-budget or cli
+ *   BENCH_ONLY=chain-b npm run bench   one group: chain-a, chain-a-backends, chain-b, zk, analytics, portal, mcp, gateway, read-budget or cli
  *   BENCH_ONLY=gateway-cost npm run bench  what a charged call costs: statements per call, CPU self time
  *                                      per call against the gateway off (only when asked for)
  *   BENCH_ONLY=analytics npm run bench follower lag, bucket writer and analytics reads over 30 days of
@@ -15,6 +15,7 @@
 import cds from '@sap/cds'
 import { BlockFrostAPI } from '@blockfrost/blockfrost-js'
 import { readBenchmarks } from './read-service.ts'
+import { chainABackendBenchmarks } from './chain-a-backends.ts'
 import { gatewayBenchmarks } from './gateway.ts'
 import { transactionBenchmarks } from './transactions.ts'
 import { chainBBenchmarks } from './chain-b.ts'
@@ -33,6 +34,7 @@ async function main() {
   // Request logging would measure the console, not the service.
   ;(cds as any).log('odata', 'warn')
   ;(cds as any).log('cds', 'warn')
+  ;(cds as any).log('access', 'warn')
   const { server, url } = await (cds as any).exec('--in-memory?', '--port', '0')
   const { embeddedDevnet } = await import('../devnet/chain-a/embedded.ts')
   const devnet = embeddedDevnet()
@@ -49,6 +51,7 @@ async function main() {
     await readBenchmarks({ url, devnet, direct, rounds })
     await transactionBenchmarks({ url, devnet, direct, rounds })
   }
+  if (runs('chain-a-backends')) await chainABackendBenchmarks({ url, devnet, rounds })
   if (runs('chain-b') || runs('zk')) {
     const { embeddedDevnet: embeddedChainB } = await import('../devnet/chain-b/embedded.ts')
     const chainB = embeddedChainB()

@@ -301,7 +301,7 @@ export class KoiosAdapter implements ChainAPort {
     const spentAt = new Map<string, Set<number>>()
     for (const output of outputs) if (output.is_spent) spentAt.set(output.address, (spentAt.get(output.address) ?? new Set()).add(output.tx_index))
     const spenders = new Map<number, string>()
-    for (const [address, indexes] of spentAt) {
+    await Promise.all([...spentAt].map(async ([address, indexes]) => {
       const later = await this.readAll<AddressTx>('/address_txs', {}, { _addresses: [address], _after_block_height: tx.block_height })
       const candidates = later.map(row => row.tx_hash).filter(hash => hash !== tx.tx_hash)
       const inputs = await this.batched<{ tx_hash: string; inputs: { tx_hash: string; tx_index: number }[] }, string>('/tx_info', '_tx_hashes', candidates, { select: 'tx_hash,inputs' }, {
@@ -310,7 +310,7 @@ export class KoiosAdapter implements ChainAPort {
       for (const candidate of inputs) {
         for (const input of candidate.inputs) if (input.tx_hash === tx.tx_hash && indexes.has(input.tx_index)) spenders.set(input.tx_index, candidate.tx_hash)
       }
-    }
+    }))
     return spenders
   }
 

@@ -1,0 +1,74 @@
+import cds from '@sap/cds'
+import type { ChainADevnet } from '../devnet/chain-a/index.ts'
+import { BlockfrostAdapter } from '../srv/chains/chain-a/blockfrost.ts'
+import { KoiosAdapter } from '../srv/chains/chain-a/koios.ts'
+import type { ChainAPort } from '../srv/chains/chain-a/port.ts'
+import { figures, printLine, printRatio, sample, type Figures } from './measure.ts'
+
+/**
+ * The chain-A backends side by side (docs/chain-a-backends.md): the same reads through the read
+ * service with each kind's adapter as the chain-a service's port, against the same devnet (it
+ * speaks both APIs). A cold read misses the service's cache and asks the upstream; a warm one is
+ * answered from the cache. Blockfrost is the baseline; each figure is measured in this run.
+ */
+export async function chainABackendBenchmarks({ url, devnet, rounds }: { url: string; devnet: ChainADevnet; rounds: number }) {
+  const service = `${url}/odata/v4/chaina-odata`
+  const headers = { authorization: 'Basic ' + Buffer.from('alice:').toString('base64') }
+  const read = async (path: string) => {
+    const response = await fetch(service + path, { headers })
+    if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${await response.text()}`)
+    return response.json()
+  }
+  const chainA = (await cds.connect.to('chain-a')) as unknown as { adapter?: ChainAPort }
+  const kinds: Record<string, () => ChainAPort> = {
+    blockfrost: () => new BlockfrostAdapter({ network: 'devnet', url: devnet.url, timeoutMs: 10_000, retries: 0, clientRateLimit: false }),
+    koios: () => new KoiosAdapter({ network: 'devnet', koiosUrl: `${devnet.url}/koios/api/v1`, timeoutMs: 10_000, retries: 0 }),
+  }
+  const coldCount = Math.min(60, Math.max(10, Math.floor(rounds / 20)))
+  const hashes = grow(devnet, coldCount * Object.keys(kinds).length * 2 + 2)
+
+  for (const latency of [0, REMOTE_LATENCY_MS]) {
+    devnet.setLatency(latency)
+    console.log(`chain-A backends through the read service (devnet answering after ${latency} ms)`)
+    const results: Record<string, { cold: Figures; warm: Figures; direct: Figures }> = {}
+    for (const [kind, adapter] of Object.entries(kinds)) {
+      const port = adapter()
+      chainA.adapter = port
+      const cold = hashes.splice(0, coldCount)
+      const coldTimes: number[] = []
+      for (const hash of cold) {
+        const started = performance.now()
+        await read(`/Transactions('${hash}')?$expand=inputs,outputs`)
+        coldTimes.push(performance.now() - started)
+      }
+      const warmRounds = latency ? Math.min(rounds, 200) : rounds
+      const warm = await sample(warmRounds, () => read(`/Transactions('${cold[0]}')?$expand=inputs,outputs`))
+      const directRounds = latency ? Math.min(coldCount, 40) : Math.min(rounds, 500)
+      const direct = await sample(directRounds, () => port.transaction(cold[1]))
+      results[kind] = { cold: figures(coldTimes), warm, direct }
+      printLine(`${kind}: cold Transactions('<hash>') with inputs, outputs (${cold.length})`, results[kind].cold)
+      printLine(`${kind}: warm, the same read again`, warm)
+      printLine(`${kind}: the adapter's transaction(hash) alone`, direct)
+    }
+    printRatio('koios / blockfrost, cold read', results.koios.cold, results.blockfrost.cold)
+    printRatio('koios / blockfrost, warm read', results.koios.warm, results.blockfrost.warm)
+    printRatio('koios / blockfrost, the adapter alone', results.koios.direct, results.blockfrost.direct)
+    console.log()
+  }
+  devnet.setLatency(0)
+  chainA.adapter = undefined
+}
+
+/** Blockfrost's typical answer time seen from a server nearby (as the read-service benchmark). */
+const REMOTE_LATENCY_MS = 50
+
+/** Grows the chain until it holds at least `count` new transactions; answers their hashes. */
+function grow(devnet: ChainADevnet, count: number): string[] {
+  const hashes: string[] = []
+  while (hashes.length < count) {
+    const event = devnet.activity.round()
+    devnet.produceBlock()
+    if (event.txHash) hashes.push(event.txHash)
+  }
+  return hashes
+}
