@@ -151,7 +151,8 @@ describe('submission and failures', () => {
 
   test('a 429 is UPSTREAM_RATE_LIMITED and honoured; a 5xx and a refused connection are 503 UPSTREAM_UNAVAILABLE', async () => {
     let status = 429
-    const server: Server = createServer((_req, res) => res.writeHead(status, { 'content-type': 'application/json', 'retry-after': '30' }).end('{"message":"slow down"}'))
+    let body = '{"message":"slow down"}'
+    const server: Server = createServer((_req, res) => res.writeHead(status, { 'content-type': 'application/json', 'retry-after': '30' }).end(body))
     await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`
     try {
@@ -162,6 +163,12 @@ describe('submission and failures', () => {
       status = 502
       const failing = new KoiosAdapter({ network: 'devnet', koiosUrl: url, timeoutMs: 2000, retries: 1 })
       await expect(failing.genesis()).rejects.toMatchObject({ status: 503, code: 'UPSTREAM_UNAVAILABLE' })
+      // An upstream that answers what is not Koios's: not JSON, not a list, a list of nonsense.
+      status = 200
+      for (const answer of ['<html>busy</html>', '{"not":"a list"}', '"text"']) {
+        body = answer
+        await expect(new KoiosAdapter({ network: 'devnet', koiosUrl: url, timeoutMs: 2000, retries: 0 }).genesis()).rejects.toMatchObject({ status: 503, code: 'UPSTREAM_UNAVAILABLE' })
+      }
     } finally {
       server.close()
     }
