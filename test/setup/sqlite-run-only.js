@@ -81,6 +81,7 @@ const OWN_DATABASE = [
   'e2e/keeps-serving.test.ts',
   'e2e/quickstart-remote.test.ts',
   'e2e/quickstart.test.ts',
+  'e2e/remote-plugin-hostile.test.ts',
   'e2e/restart.test.ts',
   'e2e/start.test.ts',
   'gateway/cli.test.ts',

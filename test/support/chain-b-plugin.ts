@@ -48,6 +48,8 @@ export class ChainBPluginStandIn {
   grantsPerHour = 10
   /** Answers every call with this status while set (a remote that fails). */
   failWith: number | undefined
+  /** Answers every call 200 with this body while set (a remote that answers nonsense). */
+  answerRaw: string | undefined
   readonly grants = new Map<string, Grant & { tokenHash: string }>()
   private readonly issuedAt: number[] = []
   private readonly jobs = new Map<string, Job>()
@@ -91,6 +93,7 @@ export class ChainBPluginStandIn {
     }
     this.seen.push({ method: req.method!, url: req.url!, headers: req.headers, body })
     if (this.failWith) return answer(res, this.failWith, { error: { code: 'FAILED', message: 'the stand-in was told to fail' } })
+    if (this.answerRaw !== undefined) return void res.writeHead(200, { 'content-type': 'application/json' }).end(this.answerRaw)
     try {
       const [path, query = ''] = req.url!.split('?')
       answer(res, 200, this.route(req, decodeURIComponent(path), new URLSearchParams(query), body ?? {}))
