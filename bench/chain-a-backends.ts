@@ -4,6 +4,7 @@ import { BlockfrostAdapter } from '../srv/chains/chain-a/blockfrost.ts'
 import { KoiosAdapter } from '../srv/chains/chain-a/koios.ts'
 import type { ChainAPort } from '../srv/chains/chain-a/port.ts'
 import { figures, printLine, printRatio, sample, type Figures } from './measure.ts'
+import { grow } from './read-service.ts'
 
 /**
  * The chain-A backends side by side (docs/chain-a-backends.md): the same reads through the read
@@ -61,14 +62,3 @@ export async function chainABackendBenchmarks({ url, devnet, rounds }: { url: st
 
 /** Blockfrost's typical answer time seen from a server nearby (as the read-service benchmark). */
 const REMOTE_LATENCY_MS = 50
-
-/** Grows the chain until it holds at least `count` new transactions; answers their hashes. */
-function grow(devnet: ChainADevnet, count: number): string[] {
-  const hashes: string[] = []
-  while (hashes.length < count) {
-    const event = devnet.activity.round()
-    devnet.produceBlock()
-    if (event.txHash) hashes.push(event.txHash)
-  }
-  return hashes
-}

@@ -71,7 +71,7 @@ export async function readBenchmarks({ url, devnet, direct, rounds }: { url: str
 const REMOTE_LATENCY_MS = 50
 
 /** Grows the chain until it holds at least `count` transactions; answers their hashes. */
-function grow(devnet: ChainADevnet, count: number): string[] {
+export function grow(devnet: ChainADevnet, count: number): string[] {
   const hashes: string[] = []
   while (hashes.length < count) {
     const event = devnet.activity.round()
