@@ -62,7 +62,7 @@ test('hostile calls through the plugin kind: codes, nothing charged, the gateway
     ['/odata/v4/chainb/getJobStatus', { method: 'POST', body: JSON.stringify({ jobId: '../../etc/passwd' }) }],
     ["/odata/v4/chainb/verifyDocument(documentId='a,b=c',providedSha256=''')", {}],
     ['/odata/v4/chainb/verifyDocument(documentId=@d)?@d=' + encodeURIComponent("'x'"), {}],
-    ["/odata/v4/chainb/Documents('" + "%27".repeat(50) + "')", {}],
+    ["/odata/v4/chainb/Documents('" + '%27'.repeat(50) + "')", {}],
     ['/odata/v4/chainb/Documents?$filter=' + encodeURIComponent("ID eq 'x') or (true"), {}],
     ['/odata/v4/chainb/Jobs', {}],
     ["/odata/v4/chainb-verify/verifyAttestation(attestationId='" + 'z'.repeat(5000), {}],
