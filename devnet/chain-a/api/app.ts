@@ -4,6 +4,7 @@ import { addressRoutes } from './addresses.ts'
 import { assetRoutes } from './assets.ts'
 import { chainRoutes } from './chain.ts'
 import { koiosRouter } from '../koios/app.ts'
+import { kupoRouter } from '../kupo/app.ts'
 import { errorHandler, notFound } from './http.ts'
 import { stakingRoutes } from './staking.ts'
 import { transactionRoutes } from './transactions.ts'
@@ -46,6 +47,8 @@ export function createApp(ledger: Ledger, counter: RequestCounter, url: () => st
   })
   // Koios' REST API v1 over the same ledger, with PostgREST's conventions and errors.
   app.use('/koios/api/v1', koiosRouter(ledger))
+  // Kupo's HTTP API over the same ledger, indexing every output (`--match "*"`).
+  app.use('/kupo', kupoRouter(ledger))
   const router = express.Router({ strict: false })
   chainRoutes(router, ledger, url)
   transactionRoutes(router, ledger)
