@@ -34,6 +34,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   plugin.failWith = undefined
+  plugin.hang = false
   plugin.grantsPerHour = 10
 })
 
@@ -224,4 +225,24 @@ test('a stored grant that cannot be opened (sealed under another secret, or for 
   expect(plugin.grants.size).toBeGreaterThan(1)
   expect([...plugin.grants.values()].find(grant => grant.grantId === before.grantId)!.revoked).toBe(true)
   expect(await cds.tx(() => SELECT.from(RemotePluginGrants))).toEqual([expect.objectContaining({ remoteGrantId: after.grantId })])
+})
+
+test('a plugin that hangs is 504, one that is down 503 with Retry-After: each refunded', async () => {
+  const key = await issueTestKey({ units: 1000 })
+  expect((await call(key.key, 'GET', '/odata/v4/chainb/Blocks')).status).toBe(200)
+  plugin.hang = true
+  expect(await call(key.key, 'POST', '/odata/v4/chainb/anchorDocument', { sha256: hex64() })).toMatchObject({ status: 504, charged: 0, data: { error: { code: 'REMOTE_PRODUCT_TIMEOUT' } } })
+  plugin.hang = false
+  const port = Number(new URL(plugin.url).port)
+  await plugin.stop()
+  try {
+    const down = await call(key.key, 'GET', '/odata/v4/chainb/Blocks')
+    expect(down).toMatchObject({ status: 503, charged: 0, data: { error: { code: 'REMOTE_PRODUCT_UNAVAILABLE' } } })
+    expect(down.headers.get('retry-after')).toBe('5')
+  } finally {
+    await plugin.start(port)
+  }
+  expect((await call(key.key, 'GET', '/odata/v4/chainb/Blocks')).status).toBe(200)
+  await settled(key.id)
+  expect(await balanceOf(key.id)).toBe(998)
 })

@@ -50,6 +50,8 @@ export class ChainBPluginStandIn {
   failWith: number | undefined
   /** Answers every call 200 with this body while set (a remote that answers nonsense). */
   answerRaw: string | undefined
+  /** Answers no call while set (a remote that hangs). */
+  hang = false
   readonly grants = new Map<string, Grant & { tokenHash: string }>()
   private readonly issuedAt: number[] = []
   private readonly jobs = new Map<string, Job>()
@@ -60,8 +62,9 @@ export class ChainBPluginStandIn {
   private readonly server: Server = createServer((req, res) => void this.handle(req, res))
   url = ''
 
-  async start(): Promise<this> {
-    await new Promise<void>(resolve => this.server.listen(0, '127.0.0.1', resolve))
+  /** Listens on a port of the system's choice, or on the one it had before a stop (a remote that comes back). */
+  async start(port = 0): Promise<this> {
+    await new Promise<void>(resolve => this.server.listen(port, '127.0.0.1', resolve))
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
     return this
   }
@@ -92,6 +95,7 @@ export class ChainBPluginStandIn {
       return answer(res, 400, { error: { code: 'BAD_REQUEST', message: 'invalid JSON' } })
     }
     this.seen.push({ method: req.method!, url: req.url!, headers: req.headers, body })
+    if (this.hang) return
     if (this.failWith) return answer(res, this.failWith, { error: { code: 'FAILED', message: 'the stand-in was told to fail' } })
     if (this.answerRaw !== undefined) return void res.writeHead(200, { 'content-type': 'application/json' }).end(this.answerRaw)
     try {
