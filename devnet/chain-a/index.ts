@@ -7,6 +7,7 @@ import { ActivityGenerator } from './activity.ts'
 import { createApp, RequestCounter } from './api/app.ts'
 import { describeWallet, type DevnetWallet } from './genesis.ts'
 import { Ledger } from './ledger.ts'
+import { OgmiosServer } from './ogmios/server.ts'
 import { openChain, type OpenedChain } from './state.ts'
 import type { Block } from './types.ts'
 
@@ -39,11 +40,13 @@ export class ChainADevnet {
   private readonly chain: OpenedChain
   private readonly server: http.Server
   private readonly counter: RequestCounter
+  private readonly ogmios: OgmiosServer
   private stopProducer: () => void = () => {}
   private latencyMs: number
 
-  private constructor(options: DevnetOptions, chain: OpenedChain, server: http.Server, counter: RequestCounter, url: string) {
+  private constructor(options: DevnetOptions, chain: OpenedChain, server: http.Server, counter: RequestCounter, url: string, ogmios: OgmiosServer) {
     this.options = options
+    this.ogmios = ogmios
     this.chain = chain
     this.ledger = chain.ledger
     this.activity = new ActivityGenerator(chain.ledger)
@@ -61,14 +64,21 @@ export class ChainADevnet {
     let url = ''
     // The app asks for the latency of the devnet it is served by, which exists once the server listens.
     const served: { devnet?: ChainADevnet } = {}
-    const server = http.createServer(createApp(chain.ledger, counter, () => url, () => served.devnet?.latencyMs ?? 0))
+    const app = createApp(chain.ledger, counter, () => url, () => served.devnet?.latencyMs ?? 0)
+    // Ogmios' JSON-RPC over WebSocket (upgrades on /ogmios and /) and its health document; every other request is the app's.
+    const ogmios = new OgmiosServer(chain.ledger)
+    const server = http.createServer((req, res) => {
+      if (!ogmios.serveHttp(req, res)) void app(req, res)
+    })
+    ogmios.attach(server)
     try {
       url = await listen(server, options.port, host)
     } catch (error) {
+      ogmios.close()
       chain.close()
       throw error
     }
-    const devnet = new ChainADevnet(options, chain, server, counter, url)
+    const devnet = new ChainADevnet(options, chain, server, counter, url, ogmios)
     served.devnet = devnet
     devnet.stopProducer = startBlockProducer(options.blockTimeMs, () => devnet.produceBlock(), 'chain-a')
     return devnet
@@ -95,6 +105,7 @@ export class ChainADevnet {
   produceBlock(): Block {
     const block = this.ledger.produceBlock()
     if (this.options.activity) this.activity.afterBlock()
+    this.ogmios.notify()
     return block
   }
 
@@ -104,7 +115,9 @@ export class ChainADevnet {
    * chain kept in a state folder. Answers the removed blocks, oldest first.
    */
   rollBack(depth: number): Block[] {
-    return this.ledger.rollBack(depth)
+    const removed = this.ledger.rollBack(depth)
+    this.ogmios.notify()
+    return removed
   }
 
   /** Submits a transaction in-process, through the same validation as POST /tx/submit. */
@@ -138,6 +151,7 @@ export class ChainADevnet {
   async stop(): Promise<void> {
     this.stopProducer()
     this.stopProducer = () => {}
+    this.ogmios.close()
     await closeServer(this.server)
     this.chain.close()
   }
