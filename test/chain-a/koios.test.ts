@@ -176,6 +176,23 @@ describe('submission and failures', () => {
     await expect(refused.tip()).rejects.toMatchObject({ status: 503, code: 'UPSTREAM_UNAVAILABLE' })
   })
 
+  test('a bearer token, when set, goes with every call; none without one (Koios\'s free tier)', async () => {
+    const seen: (string | undefined)[] = []
+    const server: Server = createServer((req, res) => {
+      seen.push(req.headers.authorization)
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([{ networkmagic: '42', maxlovelacesupply: '1', systemstart: 1 }]))
+    })
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`
+    try {
+      await new KoiosAdapter({ network: 'devnet', koiosUrl: url, koiosToken: 'eyJ0b2tlbiJ9', timeoutMs: 2000, retries: 0 }).genesis()
+      await new KoiosAdapter({ network: 'devnet', koiosUrl: url, timeoutMs: 2000, retries: 0 }).genesis()
+    } finally {
+      server.close()
+    }
+    expect(seen).toEqual(['Bearer eyJ0b2tlbiJ9', undefined])
+  })
+
   test('the hosted Koios of each hosted network when no URL is set; another network needs one', () => {
     expect(koiosBaseUrl({ network: 'preprod' })).toBe('https://preprod.koios.rest/api/v1')
     expect(koiosBaseUrl({ network: 'mainnet' })).toBe('https://api.koios.rest/api/v1')
