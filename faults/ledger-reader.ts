@@ -1,6 +1,5 @@
 import { DatabaseSync } from 'node:sqlite'
 import { Client } from 'pg'
-import type { Database } from './cluster.ts'
 
 /**
  * Reads the gateway's key and ledger tables (db/gateway.cds: gateway.ApiKeys, gateway.LedgerEntries)
@@ -63,7 +62,8 @@ export class LedgerReader {
     this.close = close
   }
 
-  static async open(database: Database): Promise<LedgerReader> {
+  /** The cluster's database: a SQLite file, or a database of the local PostgreSQL server. */
+  static async open(database: { sqliteFile?: string; postgresName?: string }): Promise<LedgerReader> {
     if (database.sqliteFile) {
       let sqlite: DatabaseSync | undefined
       // Opened at first use: the first instance creates the file.
