@@ -4,7 +4,7 @@ import { BlockfrostAdapter } from '../srv/chains/chain-a/blockfrost.ts'
 import { KoiosAdapter } from '../srv/chains/chain-a/koios.ts'
 import type { ChainAPort } from '../srv/chains/chain-a/port.ts'
 import { figures, printLine, printRatio, sample, type Figures } from './measure.ts'
-import { grow } from './read-service.ts'
+import { grow, readServiceReader } from './read-service.ts'
 
 /**
  * The chain-A backends side by side (docs/chain-a-backends.md): the same reads through the read
@@ -13,13 +13,7 @@ import { grow } from './read-service.ts'
  * answered from the cache. Blockfrost is the baseline; each figure is measured in this run.
  */
 export async function chainABackendBenchmarks({ url, devnet, rounds }: { url: string; devnet: ChainADevnet; rounds: number }) {
-  const service = `${url}/odata/v4/chaina-odata`
-  const headers = { authorization: 'Basic ' + Buffer.from('alice:').toString('base64') }
-  const read = async (path: string) => {
-    const response = await fetch(service + path, { headers })
-    if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${await response.text()}`)
-    return response.json()
-  }
+  const read = readServiceReader(url)
   const chainA = (await cds.connect.to('chain-a')) as unknown as { adapter?: ChainAPort }
   const kinds: Record<string, () => ChainAPort> = {
     blockfrost: () => new BlockfrostAdapter({ network: 'devnet', url: devnet.url, timeoutMs: 10_000, retries: 0, clientRateLimit: false }),

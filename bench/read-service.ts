@@ -8,13 +8,7 @@ import { figures, printLine, printRatio, printValue, sample } from './measure.ts
  * 100 concurrent misses of one key.
  */
 export async function readBenchmarks({ url, devnet, direct, rounds }: { url: string; devnet: ChainADevnet; direct: BlockFrostAPI; rounds: number }) {
-  const service = `${url}/odata/v4/chaina-odata`
-  const headers = { authorization: 'Basic ' + Buffer.from('alice:').toString('base64') }
-  const read = async (path: string) => {
-    const response = await fetch(service + path, { headers })
-    if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${await response.text()}`)
-    return response.json()
-  }
+  const read = readServiceReader(url)
 
   const hashes = grow(devnet, 150)
   const [warm, ...cold] = hashes
@@ -79,4 +73,15 @@ export function grow(devnet: ChainADevnet, count: number): string[] {
     if (event.txHash) hashes.push(event.txHash)
   }
   return hashes
+}
+
+/** A read of the chain-A read service as a self-hosted user (the in-process run's mocked alice); anything but 200 throws. */
+export function readServiceReader(url: string): (path: string) => Promise<unknown> {
+  const service = `${url}/odata/v4/chaina-odata`
+  const headers = { authorization: 'Basic ' + Buffer.from('alice:').toString('base64') }
+  return async (path: string) => {
+    const response = await fetch(service + path, { headers })
+    if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${await response.text()}`)
+    return response.json()
+  }
 }
