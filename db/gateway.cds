@@ -118,6 +118,8 @@ entity RemoteRecords {
   key kind     : RemoteRecordKind;
   key remoteId : String(64);
       apiKey   : Association to ApiKeys not null;
+      /** A job's: the request whose charge queued it (refunded when the plugin fails the job). */
+      requestId: String(64);
       createdAt: Timestamp;
 }
 

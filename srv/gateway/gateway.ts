@@ -12,6 +12,7 @@ import { isProduct } from './keys.ts'
 import { CallsInFlight, FailureWindow, InstanceAdmission, KeyRates } from './rate-limits.ts'
 import { RouteTable, type Classification } from './routes.ts'
 import { RemoteProducts, useRemoteProducts } from './remote-products.ts'
+import { refundFailedJob } from './job-refunds.ts'
 import { scheduleJob, type ScheduledJob } from '../lib/scheduled-job.ts'
 import { requestIdOf } from '../lib/http-safety.ts'
 import { readJsonBody } from '../lib/json-body.ts'
@@ -52,7 +53,7 @@ export class Gateway {
     this.admission = new InstanceAdmission(config.maxInstanceCalls)
     this.metering = new Metering(config)
     // A remote answers a little before the gateway's own time-out would cut the call off.
-    this.remotes = useRemoteProducts(new RemoteProducts(config.remotes, Math.max(1000, config.timeoutMs - REMOTE_MARGIN_MS), config.remoteGrantSecret))
+    this.remotes = useRemoteProducts(new RemoteProducts(config.remotes, Math.max(1000, config.timeoutMs - REMOTE_MARGIN_MS), config.remoteGrantSecret, refundFailedJob))
     // A key whose lease saw it change is read again from the database by its next call.
     this.metering.leases.onKeyChanged = keyId => this.keys.forget(keyId)
   }

@@ -2,8 +2,7 @@ import cds from '@sap/cds'
 import type { Application } from 'express'
 import { gatewayConfig } from './config.ts'
 import { Gateway } from './gateway.ts'
-import { refundLater } from './ledger.ts'
-import { writeDrawnCharges } from './leases.ts'
+import { refundFailedJob } from './job-refunds.ts'
 import { startHeartbeat } from './instances.ts'
 import { proxyTrust } from '../lib/client-address.ts'
 import { onStop } from '../lib/graceful-stop.ts'
@@ -59,9 +58,7 @@ function refundFailedWork(services: cds.Service[]) {
     service.on(event, async (msg: { data: JobFailed }) => {
       const { jobId, requestId, errorCode } = msg.data
       if (!requestId) return
-      // A call served on a unit lease has its charge written in the next batch: write it first.
-      await writeDrawnCharges()
-      const refunded = await refundLater(requestId, `job ${errorCode ?? 'failed'}`.slice(0, 20))
+      const refunded = await refundFailedJob(requestId, `job ${errorCode ?? 'failed'}`)
       if (refunded !== undefined) cds.log('gateway').info(`refunded the charge of job ${jobId} (${errorCode})`)
     })
   }

@@ -9,6 +9,7 @@ import type { Product } from './keys.ts'
 import { bodyTooLarge, call, forwardedHeaders, passBack, readAll, readBody, remoteFailure, MAX_FORWARDED_BODY } from './remote-http.ts'
 import type { TokenSeal } from './token-seal.ts'
 import { isUniqueViolation } from '../lib/plain-sql.ts'
+import { requestIdOf } from '../lib/http-safety.ts'
 
 /**
  * Chain B served by the chain-B plugin's own API (`CHAIN_B_REMOTE_KIND=plugin`): a remote that
@@ -73,6 +74,12 @@ const VERIFY_FUNCTIONS: Record<string, { remote: string; rename?: Record<string,
   verifyAttestation: { remote: 'verifyPredicateAttestation', rename: { attestationId: 'predicateAttestationId' } },
 }
 
+/** Refunds the charge of the request that queued a job which failed (srv/gateway/job-refunds.ts). */
+export type RefundJob = (requestId: string, outcome: string) => Promise<unknown>
+
+/** Failures of a job that are the caller's own (what it asked for cannot be done): not refunded. */
+const CALLERS_OWN_FAILURES = new Set(['ContractTypeError', 'BatchCausalityViolation'])
+
 /** A key's call as the gateway classified it. */
 export interface PluginRoute { service: string; operation: string }
 interface KeyRecord { ID: string }
@@ -104,13 +111,15 @@ export class PluginRemote {
   private readonly settings: PluginSettings
   private readonly timeoutMs: number
   private readonly tokens: TokenSeal
+  private readonly refundJob?: RefundJob
 
-  constructor(product: Product, remote: RemoteProductConfig, timeoutMs: number, tokens: TokenSeal) {
+  constructor(product: Product, remote: RemoteProductConfig, timeoutMs: number, tokens: TokenSeal, refundJob?: RefundJob) {
     this.product = product
     this.remote = remote
     this.settings = remote.plugin!
     this.timeoutMs = timeoutMs
     this.tokens = tokens
+    this.refundJob = refundJob
   }
 
   /** A key's metered call: checked against its grant and records here, translated, sent with the shared grant. */
@@ -130,7 +139,7 @@ export class PluginRemote {
       if (op === 'getJobStatus') {
         const jobId = jsonObject(body).jobId
         if (typeof jobId !== 'string' || !(await this.owns(key.ID, 'job', jobId))) throw new Refused(refusal(404, 'JOB_NOT_FOUND', `no job ${String(jobId).slice(0, 64)}`, { target: 'jobId' }))
-        return await this.send(req, res, `${SERVICE_PATH}/getJobStatus`, Buffer.from(JSON.stringify({ jobId })), 'job')
+        return await this.send(req, res, `${SERVICE_PATH}/getJobStatus`, Buffer.from(JSON.stringify({ jobId })), 'job', key)
       }
       if (op === 'verifyDocument') {
         const fn = parseFunctionCall(path.rest.slice(1), path.query)
@@ -258,18 +267,18 @@ export class PluginRemote {
       } catch {
         return send(res, refusal(502, 'REMOTE_PRODUCT_ERROR', `The remote ${this.product} product answered what is not a JSON object; the call's units are refunded`))
       }
-      if (answerAs === 'job') return send(res, { status, body: jobInOurWords(fields) })
-      return send(res, await this.recorded(key!, fields, status))
+      if (answerAs === 'job') return send(res, { status, body: await this.failureRefunded(key!, jobInOurWords(fields)) })
+      return send(res, await this.recorded(key!, requestIdOf(req), fields, status))
     }
   }
 
   /** The accepted write's records made the key's; a replay of the key's own write (the same idempotency key) is marked so, and refunded. */
-  private async recorded(key: KeyRecord, fields: Record<string, unknown>, status: number): Promise<Answer> {
+  private async recorded(key: KeyRecord, requestId: string, fields: Record<string, unknown>, status: number): Promise<Answer> {
     let replay = false
     for (const [field, kind] of OWNED_IN_ANSWER) {
       const id = fields[field]
       if (typeof id !== 'string' || !id) continue
-      const { owner, isNew } = await this.recordFor(key.ID, kind, id)
+      const { owner, isNew } = await this.recordFor(key.ID, kind, id, kind === 'job' ? requestId : undefined)
       if (owner !== key.ID) {
         cds.log('gateway').error(`the remote ${this.product} product answered key ${key.ID} with ${kind} ${id}, which key ${owner} created`)
         return refusal(502, 'REMOTE_PRODUCT_ERROR', `The remote ${this.product} product answered with another caller's record; the call's units are refunded`)
@@ -286,15 +295,26 @@ export class PluginRemote {
   }
 
   /** Records the key as the record's owner, or answers its owner when it has one already. */
-  private async recordFor(keyId: string, kind: RecordKind, remoteId: string): Promise<{ owner: string; isNew: boolean }> {
+  private async recordFor(keyId: string, kind: RecordKind, remoteId: string, requestId?: string): Promise<{ owner: string; isNew: boolean }> {
     try {
-      await cds.tx(() => INSERT.into(RemoteRecords).entries({ product: this.product, kind, remoteId, apiKey_ID: keyId, createdAt: new Date().toISOString() }))
+      await cds.tx(() => INSERT.into(RemoteRecords).entries({ product: this.product, kind, remoteId, apiKey_ID: keyId, requestId, createdAt: new Date().toISOString() }))
       return { owner: keyId, isNew: true }
     } catch (error) {
       if (!isUniqueViolation(error)) throw error
       const row = await cds.tx(() => SELECT.one.from(RemoteRecords).columns('apiKey_ID').where({ product: this.product, kind, remoteId }))
       return { owner: row!.apiKey_ID!, isNew: false }
     }
+  }
+
+  /**
+   * A job the plugin failed for a reason that was not the caller's: the charge of the write that
+   * queued it is refunded when the key first sees it failed (once, however often it is polled).
+   */
+  private async failureRefunded(key: KeyRecord, job: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (job.status !== 'failed' || !this.refundJob || CALLERS_OWN_FAILURES.has(String(job.errorCode))) return job
+    const row = await cds.tx(() => SELECT.one.from(RemoteRecords).columns('requestId').where({ product: this.product, kind: 'job', remoteId: String(job.jobId), apiKey_ID: key.ID }))
+    if (row?.requestId) await this.refundJob(row.requestId, `job ${String(job.errorCode ?? 'failed')}`)
+    return job
   }
 
   private async owns(keyId: string, kind: RecordKind, remoteId: string): Promise<boolean> {

@@ -7,7 +7,7 @@ import type { RemoteProductConfig } from './config.ts'
 import type { Product } from './keys.ts'
 import { bodyTooLarge, call, forwardedHeaders, passBack, readAll, readBody, remoteFailure } from './remote-http.ts'
 import { TokenSeal } from './token-seal.ts'
-import { PluginRemote, type PluginRoute } from './remote-plugin.ts'
+import { PluginRemote, type PluginRoute, type RefundJob } from './remote-plugin.ts'
 import { isUniqueViolation } from '../lib/plain-sql.ts'
 
 /**
@@ -45,12 +45,13 @@ export class RemoteProducts {
   /** Products served by the chain-B plugin's own API rather than an instance of this application. */
   private readonly plugins: Partial<Record<Product, PluginRemote>> = {}
 
-  constructor(remotes: Partial<Record<Product, RemoteProductConfig>>, timeoutMs: number, secret: string = DEVELOPMENT_SECRET) {
+  /** `refundJob`: how a job a remote failed is refunded (the gateway's ledger; only the plugin kind reports failed jobs to the gateway). */
+  constructor(remotes: Partial<Record<Product, RemoteProductConfig>>, timeoutMs: number, secret: string = DEVELOPMENT_SECRET, refundJob?: RefundJob) {
     this.remotes = remotes
     this.timeoutMs = timeoutMs
     this.tokens = new TokenSeal(secret)
     for (const [product, remote] of Object.entries(remotes) as [Product, RemoteProductConfig][]) {
-      if (remote.kind === 'plugin') this.plugins[product] = new PluginRemote(product, remote, timeoutMs, this.tokens)
+      if (remote.kind === 'plugin') this.plugins[product] = new PluginRemote(product, remote, timeoutMs, this.tokens, refundJob)
     }
   }
 

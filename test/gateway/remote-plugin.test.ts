@@ -34,6 +34,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   plugin.failWith = undefined
+  plugin.failJobsWith = undefined
   plugin.hang = false
   plugin.grantsPerHour = 10
 })
@@ -245,4 +246,25 @@ test('a plugin that hangs is 504, one that is down 503 with Retry-After: each re
   expect((await call(key.key, 'GET', '/odata/v4/chainb/Blocks')).status).toBe(200)
   await settled(key.id)
   expect(await balanceOf(key.id)).toBe(998)
+})
+
+test('a job the plugin fails is refunded when the key sees it failed, once; one that failed for the caller\'s own reason is not', async () => {
+  const key = await issueTestKey({ units: 1000 })
+  plugin.failJobsWith = 'CHAIN_EXECUTION_FAILED'
+  const anchored = await call(key.key, 'POST', '/odata/v4/chainb/anchorDocument', { sha256: hex64() })
+  expect(anchored).toMatchObject({ status: 200, data: { status: 'queued' } })
+  const polls: Called[] = []
+  for (let i = 0; i < 3; i++) polls.push(await call(key.key, 'POST', '/odata/v4/chainb/getJobStatus', { jobId: anchored.data.jobId }))
+  expect(polls.map(poll => poll.data.status)).toEqual(['running', 'failed', 'failed'])
+  expect(polls[1].data).toMatchObject({ errorCode: 'CHAIN_EXECUTION_FAILED' })
+  await settled(key.id)
+  // The write refunded once; the polls are charged as any.
+  expect(await balanceOf(key.id)).toBe(1000 - polls.reduce((sum, poll) => sum + poll.charged, 0))
+
+  plugin.failJobsWith = 'ContractTypeError'
+  const own = await call(key.key, 'POST', '/odata/v4/chainb/anchorDocument', { sha256: hex64() })
+  const ownPolls = [await call(key.key, 'POST', '/odata/v4/chainb/getJobStatus', { jobId: own.data.jobId }), await call(key.key, 'POST', '/odata/v4/chainb/getJobStatus', { jobId: own.data.jobId })]
+  expect(ownPolls[1].data).toMatchObject({ status: 'failed', errorCode: 'ContractTypeError' })
+  await settled(key.id)
+  expect(await balanceOf(key.id)).toBe(1000 - [...polls, own, ...ownPolls].reduce((sum, poll) => sum + poll.charged, 0))
 })

@@ -26,7 +26,7 @@ const ALWAYS_ALLOWED = new Set(['verifyDocument', 'verifyAttestationState', 'ver
 const ADVANCE = ['pending', 'running', 'submitted', 'succeeded']
 
 interface Grant { grantId: string; userId: string; sessionId: string; allowedActions: string[]; validUntil: string; revoked: boolean }
-interface Job { jobId: string; kind: string; requestedBy: string; status: string; result?: string; txHash?: string; queuedAt: string; finishedAt?: string; made: Record<string, string> }
+interface Job { jobId: string; kind: string; requestedBy: string; status: string; result?: string; txHash?: string; queuedAt: string; finishedAt?: string; made: Record<string, string>; failWith?: string }
 interface Seen { method: string; url: string; headers: IncomingMessage['headers']; body: Record<string, unknown> | undefined }
 
 class Answered extends Error {
@@ -52,6 +52,8 @@ export class ChainBPluginStandIn {
   answerRaw: string | undefined
   /** Answers no call while set (a remote that hangs). */
   hang = false
+  /** Jobs queued while set fail with this error code once running (the chain refused them, say). */
+  failJobsWith: string | undefined
   readonly grants = new Map<string, Grant & { tokenHash: string }>()
   private readonly issuedAt: number[] = []
   private readonly jobs = new Map<string, Job>()
@@ -194,7 +196,7 @@ export class ChainBPluginStandIn {
       if (earlier && earlier.fingerprint !== fingerprint) throw new Answered(409, 'IDEMPOTENCY_KEY_REUSED', 'The idempotency key was used with another payload')
       if (earlier) return earlier.answer
     }
-    const job: Job = { jobId: randomUUID(), kind, requestedBy: userId, status: 'pending', queuedAt: new Date().toISOString(), made: {} }
+    const job: Job = { jobId: randomUUID(), kind, requestedBy: userId, status: 'pending', queuedAt: new Date().toISOString(), made: {}, failWith: this.failJobsWith }
     let accepted: Record<string, unknown>
     if (kind === 'anchorDocument') {
       const document = { ID: randomUUID(), sha256: hex64('sha256'), storageRef: params.storageRef as string | undefined, userId, contractAddress: this.contractAddress, anchoredTxHash: null, anchoredAt: null }
@@ -220,11 +222,13 @@ export class ChainBPluginStandIn {
   private jobStatus(userId: string, jobId: string) {
     const job = this.jobs.get(jobId)
     if (!job || job.requestedBy !== userId) throw new Answered(404, 'JOB_NOT_FOUND', `No job ${jobId}`)
-    const next = ADVANCE[ADVANCE.indexOf(job.status) + 1]
+    const next = job.status === 'failed' ? undefined : job.failWith && job.status === 'running' ? 'failed' : ADVANCE[ADVANCE.indexOf(job.status) + 1]
     if (next) job.status = next
+    if (job.status === 'failed') job.finishedAt ??= new Date().toISOString()
     if (job.status === 'succeeded' && !job.txHash) this.finish(job)
     return {
-      jobId: job.jobId, kind: job.kind, status: job.status, result: job.result ?? null, errorCode: null, errorMessage: null, attempt: 1, maxAttempts: 1,
+      jobId: job.jobId, kind: job.kind, status: job.status, result: job.result ?? null, errorCode: job.status === 'failed' ? job.failWith : null,
+      errorMessage: job.status === 'failed' ? `the stand-in failed the job: ${job.failWith}` : null, attempt: 1, maxAttempts: 1,
       submissionId: null, txHash: job.txHash ?? null, chainStatus: job.txHash ? 'success' : null, chainFinalizedAt: job.finishedAt ?? null,
       leaseOwner: 'stand-in', leaseExpiresAt: null, heartbeatAt: null, queuedAt: job.queuedAt, externalExecutionAt: null, submittedAt: null, startedAt: job.queuedAt, finishedAt: job.finishedAt ?? null,
     }
