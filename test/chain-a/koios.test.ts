@@ -176,6 +176,34 @@ describe('submission and failures', () => {
     await expect(refused.tip()).rejects.toMatchObject({ status: 503, code: 'UPSTREAM_UNAVAILABLE' })
   })
 
+  test('finding who spent an output is bounded: a busy address costs at most 8 more calls, the spender then unknown', async () => {
+    const hash = 'aa'.repeat(32)
+    const paths: string[] = []
+    const output = { payment_addr: { bech32: 'addr_test1busy' }, tx_hash: hash, tx_index: 0, value: '5' }
+    const server: Server = createServer((req, res) => {
+      paths.push(req.url!.split('?')[0])
+      const answer = (rows: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(rows))
+      if (req.url!.startsWith('/api/v1/utxo_info')) return answer([{ tx_index: 0, address: 'addr_test1busy', is_spent: true }])
+      if (req.url!.startsWith('/api/v1/address_txs')) return answer(Array.from({ length: 1000 }, (_, i) => ({ tx_hash: i.toString(16).padStart(64, '0'), block_height: 10 + i, block_time: 1 })))
+      let body = ''
+      req.on('data', chunk => (body += chunk)).on('end', () => {
+        const asked = JSON.parse(body)._tx_hashes as string[]
+        if (asked.includes(hash)) return answer([{ tx_hash: hash, block_hash: 'bb'.repeat(32), block_height: 9, absolute_slot: 9, tx_timestamp: 1, tx_block_index: 0, tx_size: 200, fee: '1', deposit: '0', invalid_before: null, invalid_after: null, inputs: [], outputs: [output] }])
+        answer(asked.map(other => ({ tx_hash: other, inputs: [] })))
+      })
+    })
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const busy = new KoiosAdapter({ network: 'devnet', koiosUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`, timeoutMs: 2000, retries: 0 })
+      const tx = await busy.transaction(hash)
+      expect(tx!.outputs[0].consumedBy).toBeNull()
+    } finally {
+      server.close()
+    }
+    // The transaction, whether its output is spent, then the search: its address's transactions and 7 batches of their inputs.
+    expect(paths.length).toBe(2 + 8)
+  })
+
   test('a bearer token, when set, goes with every call; none without one (Koios\'s free tier)', async () => {
     const seen: (string | undefined)[] = []
     const server: Server = createServer((req, res) => {

@@ -50,12 +50,19 @@ test('hostile calls through the plugin kind: codes, nothing charged, the gateway
     const text = await response.text()
     return { path, status: response.status, charged: response.headers.get('x-access-units-charged'), code: text.startsWith('{') ? JSON.parse(text).error?.code : text.slice(0, 80) }
   }
-  const anchored = await send('/odata/v4/chainb/anchorDocument', { method: 'POST', body: JSON.stringify({ sha256: 'ab'.repeat(32) }) })
-  expect(anchored).toMatchObject({ status: 200 })
+  const anchoredAnswer = await fetch(gateway.url + '/odata/v4/chainb/anchorDocument', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ sha256: 'ab'.repeat(32) }) })
+  expect(anchoredAnswer.status).toBe(200)
+  const { jobId: jobIdOf, documentId: documentIdOf } = (await anchoredAnswer.json()) as { jobId: string; documentId: string }
 
   const hostile = [
     ['/odata/v4/chainb/anchorDocument', { method: 'POST', body: '{"sha256":' }],
     ['/odata/v4/chainb/anchorDocument', { method: 'POST', body: '[{"sha256":"ab"}]' }],
+    ['/odata/v4/chainb/anchorDocument', { method: 'POST', body: 'null' }],
+    ['/odata/v4/chainb/anchorDocument', { method: 'POST', body: JSON.stringify({ sha256: null }) }],
+    ['/odata/v4/chainb/anchorDocument', { method: 'POST', body: JSON.stringify({ sha256: ['ab'.repeat(32)] }) }],
+    ['/odata/v4/chainb/anchorDocument', { method: 'POST', body: JSON.stringify({ sha256: { toString: 'ab'.repeat(32) } }) }],
+    ['/odata/v4/chainb/getJobStatus', { method: 'POST', body: JSON.stringify({ jobId: null }) }],
+    ['/odata/v4/chainb/getJobStatus', { method: 'POST', body: JSON.stringify({ jobId: ['x'] }) }],
     ['/odata/v4/chainb/anchorDocument', { method: 'POST', body: JSON.stringify({ sha256: 'x'.repeat(2 * 1024 * 1024) }) }],
     ['/odata/v4/chainb/anchorDocument', { method: 'POST', body: JSON.stringify({ sha256: 'ab'.repeat(32), idempotencyKey: ['a'] }) }],
     ['/odata/v4/chainb/getJobStatus', { method: 'POST', body: JSON.stringify({ jobId: { $ne: null } }) }],
@@ -72,6 +79,13 @@ test('hostile calls through the plugin kind: codes, nothing charged, the gateway
     const answer = await send(path, init as RequestInit)
     expect({ path: path.slice(0, 80), status: answer.status >= 400 && answer.status < 600 && answer.status !== 500, charged: answer.charged, code: typeof answer.code }).toEqual({ path: path.slice(0, 80), status: true, charged: '0', code: 'string' })
   }
+  // A second key sees nothing of the first key's records, and cannot poll its job.
+  const second = await issueKey()
+  const asSecond = async (path: string, init: RequestInit = {}) => (await fetch(gateway.url + path, { ...init, headers: { authorization: `Bearer ${second}`, 'content-type': 'application/json' } }))
+  expect((await asSecond('/odata/v4/chainb/getJobStatus', { method: 'POST', body: JSON.stringify({ jobId: jobIdOf }) })).status).toBe(404)
+  expect((await asSecond(`/odata/v4/chainb/Documents(${documentIdOf})`)).status).toBe(404)
+  expect(await (await asSecond('/odata/v4/chainb/Documents')).json()).toEqual({ value: [] })
+
   const streamed = await streamedUpload(`${gateway.url}/odata/v4/chainb/anchorDocument`, { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, 4)
   expect(streamed).toEqual({ status: 413, code: 'BODY_TOO_LARGE', charged: '0' })
 

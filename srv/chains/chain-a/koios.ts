@@ -31,6 +31,8 @@ export type KoiosConfig = Pick<ChainAConfig, 'network' | 'koiosUrl' | 'koiosToke
 const KOIOS_PAGE = 1000
 /** Koios answers at most this many items of a list given in a body (hashes, addresses, ids). */
 const KOIOS_BATCH = 50
+/** The most calls a transaction read makes to find who spent its outputs (docs/chain-a-backends.md). */
+const SPENDER_SEARCH_CALLS = 8
 const HOSTED: Record<string, string> = {
   mainnet: 'https://api.koios.rest/api/v1',
   preprod: 'https://preprod.koios.rest/api/v1',
@@ -301,16 +303,28 @@ export class KoiosAdapter implements ChainAPort {
     const spentAt = new Map<string, Set<number>>()
     for (const output of outputs) if (output.is_spent) spentAt.set(output.address, (spentAt.get(output.address) ?? new Set()).add(output.tx_index))
     const spenders = new Map<number, string>()
-    await Promise.all([...spentAt].map(async ([address, indexes]) => {
-      const later = await this.readAll<AddressTx>('/address_txs', {}, { _addresses: [address], _after_block_height: tx.block_height })
+    // One read must not cost the upstream without bound (a busy address has many later transactions):
+    // the search makes at most SPENDER_SEARCH_CALLS calls, the oldest candidates first; a spender it
+    // does not reach stays unknown (null).
+    let calls = 0
+    for (const [address, indexes] of spentAt) {
+      if (calls >= SPENDER_SEARCH_CALLS) break
+      calls++
+      const later = await this.read<AddressTx>('/address_txs', { order: 'block_height.asc', limit: KOIOS_PAGE }, { _addresses: [address], _after_block_height: tx.block_height })
       const candidates = later.map(row => row.tx_hash).filter(hash => hash !== tx.tx_hash)
-      const inputs = await this.batched<{ tx_hash: string; inputs: { tx_hash: string; tx_index: number }[] }, string>('/tx_info', '_tx_hashes', candidates, { select: 'tx_hash,inputs' }, {
-        _inputs: true, _metadata: false, _assets: false, _withdrawals: false, _certs: false, _scripts: false, _bytecode: false,
-      })
-      for (const candidate of inputs) {
-        for (const input of candidate.inputs) if (input.tx_hash === tx.tx_hash && indexes.has(input.tx_index)) spenders.set(input.tx_index, candidate.tx_hash)
+      for (let at = 0; at < candidates.length && indexes.size && calls < SPENDER_SEARCH_CALLS; at += KOIOS_BATCH, calls++) {
+        const inputs = await this.read<{ tx_hash: string; inputs: { tx_hash: string; tx_index: number }[] }>('/tx_info', { select: 'tx_hash,inputs' }, {
+          _tx_hashes: candidates.slice(at, at + KOIOS_BATCH), _inputs: true, _metadata: false, _assets: false, _withdrawals: false, _certs: false, _scripts: false, _bytecode: false,
+        })
+        for (const candidate of inputs) {
+          for (const input of candidate.inputs) {
+            if (input.tx_hash !== tx.tx_hash || !indexes.has(input.tx_index)) continue
+            spenders.set(input.tx_index, candidate.tx_hash)
+            indexes.delete(input.tx_index)
+          }
+        }
       }
-    }))
+    }
     return spenders
   }
 
