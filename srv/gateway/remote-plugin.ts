@@ -210,19 +210,19 @@ export class PluginRemote {
     const first = /^\/[A-Za-z]+(?:\(([^)]*)\))?(\/.*)?$/.exec(rest)
     if (!first) throw notServed(rest.slice(1, 60))
     const [, keyPredicate, after = ''] = first
+    const options = ownedReadOptions(query)
     if (keyPredicate !== undefined) {
       const id = literalText((safeDecode(keyPredicate) ?? '').replace(/^ID=/, ''))
       if (!(await this.owns(key.ID, owned.kind, id))) throw new Refused(refusal(404, 'NOT_FOUND', `No ${owned.kind} ${id.slice(0, 64)}`))
-      return this.send(req, res, `${SERVICE_PATH}/${owned.remote}(${keyPredicate})${after}${query}`, Buffer.alloc(0), 'pass')
+      return this.send(req, res, `${SERVICE_PATH}/${owned.remote}(${keyPredicate})${after}${queryText(options)}`, Buffer.alloc(0), 'pass')
     }
     const ids = (await cds.tx(() => SELECT.from(RemoteRecords).columns('remoteId').where({ product: this.product, kind: owned.kind, apiKey_ID: key.ID })
       .orderBy('createdAt desc').limit(LISTED_AT_MOST))).map(row => row.remoteId!)
     if (!ids.length) return send(res, { status: 200, body: after === '/$count' ? 0 : { value: [] } })
-    const options = new URLSearchParams(query.slice(1))
     const theirs = options.get('$filter')
     const ours = `ID in (${ids.join(',')})`
     options.set('$filter', theirs ? `(${ours}) and (${theirs})` : ours)
-    return this.send(req, res, `${SERVICE_PATH}/${owned.remote}${after}?${options.toString().replace(/\+/g, '%20')}`, Buffer.alloc(0), 'pass')
+    return this.send(req, res, `${SERVICE_PATH}/${owned.remote}${after}${queryText(options)}`, Buffer.alloc(0), 'pass')
   }
 
   /**
@@ -440,6 +440,38 @@ function jobInOurWords(fields: Record<string, unknown>): Record<string, unknown>
   if (typeof job.status === 'string') job.status = JOB_STATUS[job.status] ?? job.status
   return job
 }
+
+/** The query options a read of a key's own records may carry: none that reaches past its filter ($apply, $search, $expand). */
+const OWNED_READ_OPTIONS = new Set(['$select', '$filter', '$orderby', '$top', '$skip', '$count'])
+
+/**
+ * The query options of a read of owned records, checked: only OWNED_READ_OPTIONS, each once, and a
+ * `$filter` whose parentheses balance outside its strings, so that, put beside the filter of the
+ * key's records, it cannot close that filter's parenthesis and widen the read (`x) or (true`).
+ */
+function ownedReadOptions(query: string): URLSearchParams {
+  const options = new URLSearchParams(query.startsWith('?') ? query.slice(1) : query)
+  const names = [...options.keys()]
+  const refused = names.find((name, at) => !OWNED_READ_OPTIONS.has(name) || names.indexOf(name) !== at)
+  if (refused !== undefined) throw new Refused(refusal(400, 'INVALID_QUERY_OPTION', `A read of your records takes ${[...OWNED_READ_OPTIONS].join(', ')}, each once; not ${refused.slice(0, 40)}`))
+  const filter = options.get('$filter')
+  if (filter !== null && !balanced(filter)) throw new Refused(refusal(400, 'INVALID_FILTER', '$filter has unbalanced parentheses or quotes'))
+  return options
+}
+
+/** Whether the parentheses balance outside single-quoted strings, and every string is closed. */
+function balanced(expression: string): boolean {
+  let depth = 0
+  let quoted = false
+  for (const char of expression) {
+    if (char === "'") quoted = !quoted
+    else if (!quoted && char === '(') depth++
+    else if (!quoted && char === ')' && --depth < 0) return false
+  }
+  return depth === 0 && !quoted
+}
+
+const queryText = (options: URLSearchParams) => (options.size ? `?${options.toString().replace(/\+/g, '%20')}` : '')
 
 /** A canonical path's service base, the rest of its path, and its query (with its `?`). */
 function pathOf(url: string): { base: string; rest: string; query: string } {

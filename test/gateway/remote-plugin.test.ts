@@ -96,6 +96,17 @@ test('every key uses the same plugin user there, so the gateway keeps each key\'
   expect(await call(other.key, 'GET', `/odata/v4/chainb/verifyDocument(documentId=${documentId},providedSha256='${hex64()}')`)).toMatchObject({ status: 404, charged: 0 })
   expect(await call(other.key, 'GET', '/odata/v4/chainb/Documents')).toMatchObject({ status: 200, data: { value: [] } })
   expect(await call(other.key, 'GET', '/odata/v4/chainb/Documents/$count')).toMatchObject({ status: 200, data: 0 })
+  // A filter cannot close the filter of the key's own records and widen the read, nor an option reach past it.
+  expect((await call(owner.key, 'GET', '/odata/v4/chainb/Documents')).data.value).toHaveLength(1)
+  const seenBefore = plugin.seen.length
+  for (const query of [`$filter=${encodeURIComponent("ID ne null) or (true")}`, `$filter=${encodeURIComponent("ID eq 'a)'")} or (true`, '$apply=groupby((userId))', '$search=x', '$expand=*', '$top=1&$top=2']) {
+    expect({ query, ...(await call(owner.key, 'GET', `/odata/v4/chainb/Documents?${query}`)) }).toMatchObject({ query, status: 400, charged: 0 })
+  }
+  expect(await call(owner.key, 'GET', `/odata/v4/chainb/Documents(${documentId})?$expand=*`)).toMatchObject({ status: 400, charged: 0, data: { error: { code: 'INVALID_QUERY_OPTION' } } })
+  expect(plugin.seen.length).toBe(seenBefore)
+  // What passes keeps the caller's filter inside the key's.
+  await call(owner.key, 'GET', `/odata/v4/chainb/Documents?$filter=${encodeURIComponent("sha256 eq 'a(b'")}&$top=5`)
+  expect(decodeURIComponent(plugin.seen.at(-1)!.url)).toContain(`$filter=(ID in (${documentId})) and (sha256 eq 'a(b')`)
   expect(await cds.tx(() => SELECT.from(RemoteRecords).where({ remoteId: { in: [jobId, documentId] } }))).toEqual([
     expect.objectContaining({ apiKey_ID: owner.id }), expect.objectContaining({ apiKey_ID: owner.id }),
   ])
