@@ -38,6 +38,7 @@ export function guardQueryOptions(req: cds.Request): ((result: unknown) => void)
     completeExpandPages(select?.columns)
     return undefined
   }
+  refuseUnclosedLiterals(url)
   const options = queryOptionsOf(url)
   refuseDuplicates(options)
   if (mentionsApply(url)) throw badInput('UNSUPPORTED_QUERY_OPTION', '$apply is not offered; use $filter, $select, $expand, $orderby, $top, $skip and $count', '$apply')
@@ -85,6 +86,19 @@ function outsideLiterals(text: string, separator: string): string[] {
 }
 
 /** Whether `$apply=` stands anywhere in the decoded target outside a string literal (CAP takes it inside `$expand` too). */
+/**
+ * A query whose quotes do not pair (a quote inside a literal is written twice, so a well-formed
+ * query has an even number) is refused: read up to an unclosed literal, the options after it would
+ * be hidden from these checks and still be read by the parser that follows.
+ */
+function refuseUnclosedLiterals(target: string) {
+  const decoded = cds.utils.decodeURIComponent(target)
+  const start = decoded.indexOf('?')
+  if (start < 0) return
+  const quotes = decoded.slice(start + 1).split("'").length - 1
+  if (quotes % 2) throw badInput('UNCLOSED_LITERAL', 'A string literal in the query options is not closed (a quote inside a literal is written twice)', decoded.slice(start + 1, start + 41))
+}
+
 function mentionsApply(target: string): boolean {
   const decoded = cds.utils.decodeURIComponent(target)
   const code = decoded.replace(/'[^']*'/g, "''")

@@ -211,6 +211,7 @@ describe('a read is checked as CAP sees it and bounded before it runs', () => {
   test.each([
     ['$apply written encoded inside $filter (CAP decodes the whole URL before it splits the options)', "$filter=hash ne 'x'%26%24apply%3Dgroupby((epoch))", 'UNSUPPORTED_QUERY_OPTION'],
     ['$top written encoded inside $filter beside a $top of its own', "$top=1&$filter=hash ne 'x'%26%24top%3D5000", 'DUPLICATE_QUERY_OPTION'],
+    ['an unclosed literal hiding $apply given twice from the checks (once a 500: found by the random fuzz, seed 1469031112)', "$search='&$apply=groupby((epoch))&$apply=groupby((epoch))&$filter=hash eq 'x'", 'UNCLOSED_LITERAL'],
     ['$expand given twice (the inner $top of the second was not checked)', '$top=1&$expand=epochInfo&$expand=transactions($top=5000)', 'DUPLICATE_QUERY_OPTION'],
     ['$expand four levels deep', '$top=1&$expand=epochInfo($expand=blocks($top=1;$expand=transactions($expand=inputs)))', 'EXPAND_TOO_DEEP'],
     ['$tops whose product exceeds the row budget', '$top=100&$expand=epochInfo($expand=blocks($top=1000))', 'ROW_BUDGET_EXCEEDED'],
