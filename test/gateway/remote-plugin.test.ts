@@ -99,7 +99,7 @@ test('every key uses the same plugin user there, so the gateway keeps each key\'
   // A filter cannot close the filter of the key's own records and widen the read, nor an option reach past it.
   expect((await call(owner.key, 'GET', '/odata/v4/chainb/Documents')).data.value).toHaveLength(1)
   const seenBefore = plugin.seen.length
-  for (const query of [`$filter=${encodeURIComponent("ID ne null) or (true")}`, `$filter=${encodeURIComponent("ID eq 'a)'")} or (true`, '$apply=groupby((userId))', '$search=x', '$expand=*', '$top=1&$top=2']) {
+  for (const query of [`$filter=${encodeURIComponent('ID ne null) or (true')}`, `$filter=${encodeURIComponent("ID eq 'a)'")} or (true`, '$apply=groupby((userId))', '$search=x', '$expand=*', '$top=1&$top=2']) {
     expect({ query, ...(await call(owner.key, 'GET', `/odata/v4/chainb/Documents?${query}`)) }).toMatchObject({ query, status: 400, charged: 0 })
   }
   expect(await call(owner.key, 'GET', `/odata/v4/chainb/Documents(${documentId})?$expand=*`)).toMatchObject({ status: 400, charged: 0, data: { error: { code: 'INVALID_QUERY_OPTION' } } })
