@@ -9,6 +9,7 @@ import {
 } from '@cardano-ogmios/client'
 import type { Schema } from '@cardano-ogmios/client'
 import type { ChainADevnet, WalletKeyPair } from '../../devnet/chain-a/index.ts'
+import { parse as parseJson } from '../../devnet/chain-a/ogmios/json.ts'
 import type { Output } from '../../devnet/chain-a/types.ts'
 import { ADA, buildTx, getJson, largestUtxo, plutusData, signaturePolicy, startDevnet, unitOf } from '../support/devnet.ts'
 import fixture from '../fixtures/plutus/redeemer-equals-datum.plutus.json'
@@ -298,6 +299,43 @@ describe('network and ledger-state queries', () => {
     expect(await client.rewardAccountSummaries({ scripts: [validator.hash().to_hex()] })).toEqual([])
   })
 
+  it('answers the DReps with their mandate, deposit, stake and delegators, as the Blockfrost API does', async () => {
+    const bf = (await getJson(devnet, '/governance/dreps')).body as any[]
+    const all = await query('queryLedgerState/delegateRepresentatives') as any[]
+    const registered = all.filter(summary => summary.type === 'registered')
+    expect(registered.map(summary => summary.id).sort()).toEqual(bf.map(drep => drep.hex).sort())
+    expect(all.filter(summary => summary.type !== 'registered').map(summary => summary.type).sort()).toEqual(['abstain', 'noConfidence'])
+    const epoch = devnet.ledger.currentEpoch
+    const idle = devnet.ledger.params.drepActivity
+    for (const drep of bf) {
+      const summary = registered.find(s => s.id === drep.hex)
+      const delegators = (await getJson(devnet, `/governance/dreps/${drep.drep_id}/delegators`)).body as any[]
+      expect(summary).toEqual({
+        type: 'registered', id: drep.hex, from: 'verificationKey', mandate: { epoch: drep.last_active_epoch + idle },
+        deposit: adaAmount(devnet.ledger.params.drepDeposit), stake: adaAmount(drep.amount),
+        delegators: expect.any(Array),
+      })
+      expect(epoch > summary.mandate.epoch).toBe(drep.expired)
+      expect(summary.delegators.map((d: any) => d.credential).sort()).toEqual(delegators.map(d => stakeKeyHash(d.address)).sort())
+    }
+    expect(registered.some(summary => summary.delegators.length > 0)).toBe(true)
+
+    const [first] = bf
+    const byId = await query('queryLedgerState/delegateRepresentatives', { keys: [first.drep_id] }) as any[]
+    expect(byId).toEqual([registered.find(s => s.id === first.hex)])
+    expect(await query('queryLedgerState/delegateRepresentatives', { keys: [first.hex] })).toEqual(byId)
+    expect(await query('queryLedgerState/delegateRepresentatives', { scripts: [first.hex] })).toEqual([])
+    const refused = JSON.parse(await rawCall({ jsonrpc: '2.0', method: 'queryLedgerState/delegateRepresentatives', params: { keys: ['nope'] }, id: 'bad' }))
+    expect(refused.error.code).toBe(-32602)
+  })
+
+  it('answers the treasury and the reserves the Blockfrost API gives, as JSON integers', async () => {
+    const { supply } = (await getJson(devnet, '/network')).body
+    const answer = await query('queryLedgerState/treasuryAndReserves')
+    expect(answer).toEqual({ treasury: adaAmount(supply.treasury), reserves: adaAmount(supply.reserves) })
+    expect(typeof (answer as any).reserves.ada.lovelace).toBe('bigint')
+  })
+
   it('answers the UTxO by address, by output reference and whole, as the Blockfrost API does', async () => {
     const bf = (await getJson(devnet, `/addresses/${w2.address}/utxos`)).body as any[]
     const byAddress = await client.utxo({ addresses: [w2.address] })
@@ -523,6 +561,18 @@ describe('transaction evaluation and submission', () => {
 
 // ---- hostile input --------------------------------------------------------------------------
 
+/** A query the official client has no function for, on a raw connection: its result, integers beyond 2^53 as bigint. */
+async function query(method: string, params?: Record<string, unknown>): Promise<unknown> {
+  const answer = parseJson(await rawCall({ jsonrpc: '2.0', method, ...(params ? { params } : {}), id: method })) as { result?: unknown; error?: unknown }
+  if (!('result' in answer)) throw new Error(`${method} failed: ${JSON.stringify(answer.error)}`)
+  return answer.result
+}
+
+/** Lovelace as JSON parses it: a number, or a bigint beyond 2^53. */
+const adaAmount = (lovelace: bigint | string) => ({ ada: { lovelace: BigInt(lovelace) > BigInt(Number.MAX_SAFE_INTEGER) ? BigInt(lovelace) : Number(lovelace) } })
+
+const stakeKeyHash = (stakeAddress: string) => CSL.RewardAddress.from_address(CSL.Address.from_bech32(stakeAddress))!.payment_cred().to_keyhash()!.to_hex()
+
 /** One request on a fresh raw connection to /ogmios; answers the frame received, as text. */
 async function rawCall(request: unknown, path = '/ogmios'): Promise<string> {
   const answers = await rawExchange([typeof request === 'string' ? request : JSON.stringify(request)], 1, path)
@@ -596,6 +646,7 @@ describe('hostile input', () => {
       'Ogmios.QueryLedgerStateTipResponse', 'Ogmios.QueryLedgerStateEpochResponse', 'Ogmios.QueryLedgerStateEraStartResponse', 'Ogmios.QueryLedgerStateEraSummariesResponse',
       'Ogmios.QueryLedgerStateProtocolParametersResponse', 'Ogmios.QueryLedgerStateStakePoolsResponse', 'Ogmios.QueryLedgerStateRewardAccountSummariesResponse',
       'Ogmios.QueryLedgerStateUtxoResponse', 'Ogmios.QueryLedgerStateLiveStakeDistributionResponse', 'Ogmios.FindIntersectionResponse', 'Ogmios.NextBlockResponse',
+      'Ogmios.QueryLedgerStateDelegateRepresentativesResponse', 'Ogmios.QueryLedgerStateTreasuryAndReservesResponse',
       'Ogmios.EvaluateTransactionResponse', 'Ogmios.SubmitTransactionResponse', 'RpcError',
     ]))
     // The same frames, spoiled, fail validation.
@@ -609,5 +660,7 @@ describe('hostile input', () => {
     expect(spoiled('Ogmios.QueryLedgerStateProtocolParametersResponse', m => { delete m.result.version })).toBe(false)
     expect(spoiled('Ogmios.NextBlockResponse', m => { m.result.direction = 'sideways' })).toBe(false)
     expect(spoiled('Ogmios.QueryLedgerStateUtxoResponse', m => { m.result[0].value.ada = { lovelace: '1' } })).toBe(false)
+    expect(spoiled('Ogmios.QueryLedgerStateDelegateRepresentativesResponse', m => { m.result[0].stake.ada.lovelace = '1' })).toBe(false)
+    expect(spoiled('Ogmios.QueryLedgerStateTreasuryAndReservesResponse', m => { delete m.result.treasury })).toBe(false)
   })
 })

@@ -1,7 +1,7 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
 import { readCbor } from '../../../srv/chains/chain-a/cbor.ts'
 import { plutusScriptBytes, ScriptFailure, type RedeemerTag } from '../../../srv/chains/chain-a/plutus.ts'
-import { parseAddress, parsePoolId, paymentCredentialOf, stakeAddressOf } from '../addresses.ts'
+import { parseAddress, parseDrepId, parsePoolId, paymentCredentialOf, stakeAddressOf } from '../addresses.ts'
 import { LedgerRuleError } from '../decode.ts'
 import type { Ledger } from '../ledger.ts'
 import { evaluateClientTransaction } from '../scripts.ts'
@@ -138,6 +138,58 @@ function ratioOf(numerator: bigint, denominator: bigint) {
   return `${numerator / a}/${denominator / a}`
 }
 
+/** A DRep credential as Ogmios takes it: a base16 hash or a bech32 DRep id (CIP-105 or CIP-129); its hash. */
+function drepCredentialOf(text: unknown): string {
+  if (typeof text === 'string' && /^drep/.test(text)) {
+    try {
+      const drep = CSL.DRep.from_bech32(text)
+      const hash = drep.to_key_hash()?.to_hex() ?? drep.to_script_hash()?.to_hex()
+      if (hash) return hash
+    } catch {
+      // falls through to the error below
+    }
+  }
+  return (typeof text === 'string' && parseDrepId(text)) || invalid(`'${String(text)}' is not a DRep credential (base16 hash or bech32 DRep id)`)
+}
+
+/** The registered accounts delegating their votes to `drep` (a key hash or `drep_always_…`), with their credentials and stake. */
+function votesDelegatedTo(ledger: Ledger, drep: string) {
+  const accounts = [...ledger.accounts.values()].filter(account => account.registered && account.drep === drep)
+  return {
+    stake: ada(accounts.reduce((sum, account) => sum + ledger.controlledStake(account.stakeAddress), 0n)),
+    delegators: accounts.map(account => stakeCredential(account.stakeAddress)),
+  }
+}
+
+/**
+ * The registered DReps (all, or those asked for by `keys`; devnet DReps have no scripts), each with
+ * its mandate (the last epoch it counts as active: its last activity plus the DRep activity
+ * period), deposit, delegated stake and delegators; without a filter, the predefined
+ * `abstain` and `noConfidence` choices too.
+ */
+function delegateRepresentatives(ledger: Ledger, params: Record<string, unknown>): Outcome {
+  const keys = array(params, 'keys')?.map(drepCredentialOf)
+  const scripts = array(params, 'scripts')?.map(drepCredentialOf)
+  const filtered = keys !== undefined || scripts !== undefined
+  const summaries: Json[] = []
+  for (const drep of ledger.dreps.values()) {
+    if (filtered && !keys?.includes(drep.hex)) continue
+    summaries.push({
+      type: 'registered', id: drep.hex, from: 'verificationKey',
+      mandate: { epoch: drep.lastActiveEpoch + ledger.params.drepActivity },
+      deposit: ada(drep.deposit),
+      ...votesDelegatedTo(ledger, drep.hex),
+    })
+  }
+  if (!filtered) {
+    summaries.push({ type: 'abstain', ...votesDelegatedTo(ledger, 'drep_always_abstain') })
+    summaries.push({ type: 'noConfidence', ...votesDelegatedTo(ledger, 'drep_always_no_confidence') })
+  }
+  return ok(summaries)
+}
+
+const treasuryAndReserves = (ledger: Ledger): Outcome => ok({ treasury: ada(ledger.pots.treasury), reserves: ada(ledger.pots.reserves) })
+
 // ---- transactions -------------------------------------------------------------------------
 
 function submitTransaction(ledger: Ledger, params: Record<string, unknown>): Outcome {
@@ -267,6 +319,8 @@ export const METHODS: Record<string, Method> = {
   'queryLedgerState/rewardAccountSummaries': rewardAccountSummaries,
   'queryLedgerState/utxo': utxo,
   'queryLedgerState/liveStakeDistribution': liveStakeDistribution,
+  'queryLedgerState/delegateRepresentatives': delegateRepresentatives,
+  'queryLedgerState/treasuryAndReserves': treasuryAndReserves,
   submitTransaction,
   evaluateTransaction,
 }

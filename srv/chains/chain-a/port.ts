@@ -162,8 +162,9 @@ export interface ChainAccount {
   controlledAmount: string
   rewardsSum: string
   withdrawalsSum: string
-  reservesSum: string
-  treasurySum: string
+  /** Null where the upstream does not report it (Ogmios): these two, as the pool and network figures below. */
+  reservesSum: string | null
+  treasurySum: string | null
   withdrawableAmount: string
   poolId: string | null
   drepId: string | null
@@ -179,16 +180,17 @@ export interface ChainPool {
   /** The pool's share of the live stake; null where the upstream does not report it (Koios). */
   liveSize: number | null
   liveSaturation: number
-  liveDelegators: number
-  activeStake: string
-  activeSize: number
+  liveDelegators: number | null
+  /** The stake of the epoch's snapshot; null where the upstream reports only the live stake (Ogmios). */
+  activeStake: string | null
+  activeSize: number | null
   declaredPledge: string
   livePledge: string
   marginCost: number
   fixedCost: string
   rewardAccount: string
   owners: string[]
-  retiring: boolean
+  retiring: boolean | null
   ticker: string | null
   name: string | null
   homepage: string | null
@@ -199,7 +201,7 @@ export interface ChainPool {
 export interface ChainPoolSummary {
   poolId: string
   hex: string
-  activeStake: string
+  activeStake: string | null
   liveStake: string
   liveSaturation: number
   blocksMinted: number
@@ -237,14 +239,16 @@ export interface ChainAssetHistoryEntry {
 export interface ChainNetwork {
   maxSupply: string
   totalSupply: string
-  circulatingSupply: string
+  /** Null where the upstream does not report it (Ogmios: it would be a sum over every unspent output). */
+  circulatingSupply: string | null
   /** Null where the upstream does not report it (Koios). */
   lockedSupply: string | null
   treasurySupply: string
   reservesSupply: string
   /** Null where the upstream does not report it (Koios). */
   liveStake: string | null
-  activeStake: string
+  /** Null where the upstream does not report it (Ogmios). */
+  activeStake: string | null
 }
 
 export interface ChainGenesis {
