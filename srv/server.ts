@@ -69,8 +69,9 @@ export async function connectChainA(): Promise<void> {
     const { startEmbeddedDevnet, stopEmbeddedDevnet } = await import('../devnet/chain-a/embedded.ts')
     const devnet = await startEmbeddedDevnet(devnetConfig(options))
     cds.log('chain-a').info('embedded devnet serving a Blockfrost-compatible API at', devnet.url)
-    // The devnet speaks each kind's API: Blockfrost's at its root, Koios's under /koios/api/v1.
-    Object.assign(options, { network: 'devnet', credentials: { ...options.credentials, url: devnet.url, koiosUrl: `${devnet.url}/koios/api/v1` } })
+    // The devnet speaks each kind's API: Blockfrost's at its root, Koios's under /koios/api/v1, Ogmios's and Kupo's under /ogmios and /kupo.
+    const credentials = { url: devnet.url, koiosUrl: `${devnet.url}/koios/api/v1`, ogmiosUrl: `${devnet.url.replace(/^http/, 'ws')}/ogmios`, kupoUrl: `${devnet.url}/kupo` }
+    Object.assign(options, { network: 'devnet', credentials: { ...options.credentials, ...credentials } })
     payPurchasesTo(devnet.wallets().at(-1)?.address)
     cds.on('shutdown', stopEmbeddedDevnet)
     if (process.env.CHAIN_A_DEV_WALLET !== 'false') {

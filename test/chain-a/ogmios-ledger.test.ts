@@ -183,6 +183,18 @@ describe('the reads answer as Blockfrost does', () => {
     expect(await reads.drep(CSL.Ed25519KeyHash.from_hex('cd'.repeat(28)).to_bech32('drep'))).toBeNull()
   })
 
+  test('a DRep\'s delegators, the genesis\'s among them, with what each controls, by stake address; an unknown DRep is null', async () => {
+    const byStakeAddress = (list: { stakeAddress: string }[]) => [...list].sort((a, b) => (a.stakeAddress < b.stakeAddress ? -1 : 1))
+    for (const drep of await blockfrost.dreps(asc)) {
+      const expected = byStakeAddress((await blockfrost.drepDelegators(drep.drepId, asc))!)
+      expect(expected.length).toBeGreaterThan(0)
+      expect(await reads.drepDelegators(drep.drepId, asc)).toEqual(expected)
+      expect(await reads.drepDelegators(drep.drepId, desc)).toEqual([...expected].reverse())
+      expect(await reads.drepDelegators(drep.drepId, { page: 2, order: 'asc' })).toEqual([])
+    }
+    expect(await reads.drepDelegators(CSL.Ed25519KeyHash.from_hex('cd'.repeat(28)).to_bech32('drep'), asc)).toBeNull()
+  })
+
   test('the supply and stake figures Ogmios has; the others are documented', async () => {
     const bf = await blockfrost.network()
     expect(BigInt(bf.treasurySupply)).toBeGreaterThan(0n)

@@ -209,6 +209,20 @@ describe('the settings themselves', () => {
     expect(chainAProductionProblems({ kind: 'koios', network: 'devnet' })).toEqual([expect.stringMatching(/^KOIOS_URL: CHAIN_A_NETWORK 'devnet' has no hosted Koios/)])
     expect(chainAProductionProblems({ kind: 'koios', network: 'devnet', credentials: { koiosUrl: 'http://127.0.0.1:3999/api/v1' } })).toEqual([])
     expect(chainAProductionProblems({ kind: 'koios', network: 'preprod', credentials: { koiosUrl: 'ftp://koios' } })).toEqual(['KOIOS_URL must be a http or https URL, got \'ftp://koios\''])
-    expect(chainAProductionProblems({ kind: 'ogmios' })).toEqual(["CHAIN_A_KIND must be one of blockfrost, koios, got 'ogmios'"])
+    expect(chainAProductionProblems({ kind: 'kupo' })).toEqual(["CHAIN_A_KIND must be one of blockfrost, koios, ogmios, got 'kupo'"])
+  })
+
+  test('chain A on Ogmios with Kupo: both URLs (ws(s) for Ogmios), a hosted network, a readable start and index size', () => {
+    const credentials = { ogmiosUrl: 'wss://node.example:1337', kupoUrl: 'https://node.example:1442' }
+    expect(chainAProductionProblems({ kind: 'ogmios', network: 'mainnet', credentials })).toEqual([])
+    expect(chainAProductionProblems({ kind: 'ogmios', network: 'preprod' })).toEqual([
+      expect.stringMatching(/^OGMIOS_URL: the ogmios kind needs/), expect.stringMatching(/^KUPO_URL: the ogmios kind needs/),
+    ])
+    expect(chainAProductionProblems({ kind: 'ogmios', network: 'devnet', credentials: { ogmiosUrl: 'http://node:1337', kupoUrl: 'ws://node' } })).toEqual([
+      "OGMIOS_URL must be a ws or wss URL, got 'http://node:1337'", "KUPO_URL must be a http or https URL, got 'ws://node'", expect.stringMatching(/^CHAIN_A_NETWORK must be one of mainnet, preprod, preview with the ogmios kind/),
+    ])
+    expect(chainAProductionProblems({ kind: 'ogmios', network: 'preview', credentials, ogmiosSyncFrom: 'yesterday', ogmiosIndexBlocks: '-3' })).toEqual([
+      expect.stringMatching(/^OGMIOS_SYNC_FROM: .*must be origin, tip or a point <slot>.<block hash>, got 'yesterday'/), expect.stringMatching(/^OGMIOS_INDEX_BLOCKS: .*positive whole number/),
+    ])
   })
 })

@@ -32,6 +32,10 @@ const DATABASE_FREE = [
   'chain-a/devnet-lists.test.ts',
   'chain-a/errors.test.ts',
   'chain-a/koios.test.ts',
+  'chain-a/ogmios.test.ts',
+  'chain-a/ogmios-index.test.ts',
+  'chain-a/ogmios-ledger.test.ts',
+  'chain-a/ogmios-rpc.test.ts',
   'chain-a/lists.test.ts',
   'chain-a/mapping.test.ts',
   'chain-a/paging.test.ts',
@@ -87,6 +91,7 @@ const OWN_DATABASE = [
   'gateway/cli.test.ts',
   'gateway/vouchers-cli.test.ts',
   'koios/e2e-quickstart.test.ts',
+  'ogmios/e2e-quickstart.test.ts',
   'lib/production-start.test.ts',
   'network/ipv6-clients.test.ts',
 ]

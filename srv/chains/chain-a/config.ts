@@ -39,6 +39,10 @@ export const ENVIRONMENT: Environment = {
   BLOCKFROST_URL: 'credentials.url',
   KOIOS_URL: 'credentials.koiosUrl',
   KOIOS_TOKEN: 'credentials.koiosToken',
+  OGMIOS_URL: 'credentials.ogmiosUrl',
+  KUPO_URL: 'credentials.kupoUrl',
+  OGMIOS_SYNC_FROM: 'ogmiosSyncFrom',
+  OGMIOS_INDEX_BLOCKS: 'ogmiosIndexBlocks',
   CHAIN_A_DEVNET: 'devnet',
   CHAIN_A_TIMEOUT_MS: 'timeoutMs',
   CHAIN_A_RETRIES: 'retries',
@@ -81,7 +85,7 @@ export interface ChainAOptions {
 
 /** The options with their defaults, as the service and the adapter use them. */
 /** The upstreams chain A speaks to, each a `kind` of the chain-a service. */
-export const CHAIN_A_KINDS = ['blockfrost', 'koios'] as const
+export const CHAIN_A_KINDS = ['blockfrost', 'koios', 'ogmios'] as const
 export type ChainAKind = (typeof CHAIN_A_KINDS)[number]
 
 export interface ChainAConfig {
@@ -95,6 +99,14 @@ export interface ChainAConfig {
   koiosUrl?: string
   /** A Koios bearer token (its free tier needs none). */
   koiosToken?: string
+  /** Ogmios's WebSocket URL (ws:// or wss://). */
+  ogmiosUrl?: string
+  /** Kupo's base URL. */
+  kupoUrl?: string
+  /** Where the ogmios kind's chain index starts: origin, tip, or a point `<slot>.<block hash>`. */
+  ogmiosSyncFrom: OgmiosSyncFrom
+  /** The most blocks the ogmios kind's chain index holds; older ones are forgotten. */
+  ogmiosIndexBlocks: number
   /** Start the embedded devnet and use it as the upstream (development and test profiles only). */
   devnet: boolean
   timeoutMs: number
@@ -158,6 +170,10 @@ export function chainAConfig(options: ChainAOptions = chainAOptions()): ChainACo
     url: read.optional('credentials.url'),
     koiosUrl: read.optional('credentials.koiosUrl'),
     koiosToken: read.optional('credentials.koiosToken'),
+    ogmiosUrl: read.optional('credentials.ogmiosUrl'),
+    kupoUrl: read.optional('credentials.kupoUrl'),
+    ogmiosSyncFrom: ogmiosSyncFrom(read.string('ogmiosSyncFrom', production ? 'tip' : 'origin')),
+    ogmiosIndexBlocks: positiveInteger('ogmiosIndexBlocks', read.number('ogmiosIndexBlocks', 2160)),
     devnet: read.boolean('devnet', !production),
     timeoutMs: read.number('timeoutMs', 10000),
     retries: read.number('retries', production ? 1 : 0),
@@ -169,13 +185,32 @@ export function chainAConfig(options: ChainAOptions = chainAOptions()): ChainACo
   }
 }
 
+export type OgmiosSyncFrom = 'origin' | 'tip' | { slot: number; id: string }
+
+/** OGMIOS_SYNC_FROM: `origin`, `tip`, or a point `<slot>.<block hash>`. */
+export function ogmiosSyncFrom(text: string): OgmiosSyncFrom {
+  if (text === 'origin' || text === 'tip') return text
+  const point = /^(\d{1,15})\.([0-9a-f]{64})$/.exec(text)
+  if (point) return { slot: Number(point[1]), id: point[2] }
+  throw new Error(`Setting ${optionName('ogmiosSyncFrom')} must be origin, tip or a point <slot>.<block hash>, got '${text.slice(0, 100)}'`)
+}
+
+function positiveInteger(option: string, value: number): number {
+  if (Number.isInteger(value) && value > 0) return value
+  throw new Error(`Setting ${optionName(option)} must be a positive whole number, got '${value}'`)
+}
+
 function chainAKind(kind: string): ChainAKind {
   if ((CHAIN_A_KINDS as readonly string[]).includes(kind)) return kind as ChainAKind
   throw new Error(`Setting ${optionName('kind')} must be one of ${CHAIN_A_KINDS.join(', ')}, got '${kind.slice(0, 40)}'`)
 }
 
 /** The upstream URL configured for the kind in use (none: the hosted service of the network, or the embedded devnet). */
-export const configuredUpstream = (config: ChainAConfig): string | undefined => (config.kind === 'koios' ? config.koiosUrl : config.url)
+export function configuredUpstream(config: ChainAConfig): string | undefined {
+  if (config.kind === 'koios') return config.koiosUrl
+  if (config.kind === 'ogmios') return config.ogmiosUrl
+  return config.url
+}
 
 export function devnetConfig(options: ChainAOptions = chainAOptions()): DevnetConfig {
   const read = reader(options)
@@ -230,6 +265,7 @@ export function chainAProductionProblems(options: ChainAOptions = chainAOptions(
   const kind = read.string('kind', 'blockfrost')
   if (!(CHAIN_A_KINDS as readonly string[]).includes(kind)) return [`CHAIN_A_KIND must be one of ${CHAIN_A_KINDS.join(', ')}, got '${kind.slice(0, 40)}'`]
   if (kind === 'koios') return koiosProductionProblems(read)
+  if (kind === 'ogmios') return ogmiosProductionProblems(read)
   const projectId = read.optional('credentials.projectId')
   const url = read.optional('credentials.url')
   const network = read.string('network', 'preprod')
@@ -255,6 +291,33 @@ function koiosProductionProblems(read: ReturnType<typeof reader>): string[] {
     if (problem) problems.push(problem)
   } else if (!HOSTED_NETWORKS.includes(network)) {
     problems.push(`KOIOS_URL: CHAIN_A_NETWORK '${network.slice(0, 100)}' has no hosted Koios (${HOSTED_NETWORKS.join(', ')}); set the URL of a Koios instance`)
+  }
+  return problems
+}
+
+/** Ogmios with Kupo: both URLs, a known network, and a start the chain index can read. */
+function ogmiosProductionProblems(read: ReturnType<typeof reader>): string[] {
+  const problems: string[] = []
+  const ogmiosUrl = read.optional('credentials.ogmiosUrl')
+  const kupoUrl = read.optional('credentials.kupoUrl')
+  if (!ogmiosUrl) problems.push('OGMIOS_URL: the ogmios kind needs the WebSocket URL of Ogmios (ws:// or wss://)')
+  else {
+    const problem = urlProblem('OGMIOS_URL', ogmiosUrl, ['ws:', 'wss:'])
+    if (problem) problems.push(problem)
+  }
+  if (!kupoUrl) problems.push('KUPO_URL: the ogmios kind needs the URL of Kupo')
+  else {
+    const problem = urlProblem('KUPO_URL', kupoUrl)
+    if (problem) problems.push(problem)
+  }
+  const network = read.string('network', 'preprod')
+  if (!HOSTED_NETWORKS.includes(network)) problems.push(`CHAIN_A_NETWORK must be one of ${HOSTED_NETWORKS.join(', ')} with the ogmios kind, got '${network.slice(0, 100)}'`)
+  for (const [option, check] of [['ogmiosSyncFrom', () => ogmiosSyncFrom(read.string('ogmiosSyncFrom', 'tip'))], ['ogmiosIndexBlocks', () => positiveInteger('ogmiosIndexBlocks', read.number('ogmiosIndexBlocks', 2160))]] as const) {
+    try {
+      check()
+    } catch (error) {
+      problems.push(`${option === 'ogmiosSyncFrom' ? 'OGMIOS_SYNC_FROM' : 'OGMIOS_INDEX_BLOCKS'}: ${(error as Error).message}`)
+    }
   }
   return problems
 }

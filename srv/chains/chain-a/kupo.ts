@@ -118,6 +118,16 @@ export class KupoClient {
   }
 
   /** The output `index` of transaction `txHash`, spent or not; null when Kupo has none. */
+  /** The outputs a block made (spent or not), in transaction and output order. */
+  async blockOutputs(block: { slot: number; id: string }): Promise<{ txHash: string; txIndex: number; outputIndex: number; content: ChainOutputContent }[]> {
+    // Whether Kupo's bounds include their slot or not, these take in the block's slot; the filter keeps only the block's outputs.
+    const matches = await this.matches('*', { ...(block.slot > 0 ? { createdAfter: block.slot - 1 } : {}), createdBefore: block.slot + 1, resolveHashes: true })
+    return matches
+      .filter(match => match.created_at.slot_no === block.slot && match.created_at.header_hash === block.id)
+      .sort((a, b) => a.transaction_index - b.transaction_index || a.output_index - b.output_index)
+      .map(match => ({ txHash: match.transaction_id, txIndex: match.transaction_index, outputIndex: match.output_index, content: outputContent(match) }))
+  }
+
   async output(txHash: string, index: number): Promise<ChainOutputContent | null> {
     const [match] = await this.matches(`${index}@${txHash}`, { resolveHashes: true })
     return match ? outputContent(match) : null

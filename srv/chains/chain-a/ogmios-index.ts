@@ -25,10 +25,27 @@ export interface ChainSyncIndexOptions {
   resolveOutput?: (txHash: string, index: number) => Promise<ChainOutputContent | null>
   /** How long a read waits for the index to hold the node's tip (default 60 s). */
   catchUpTimeoutMs?: number
+  /**
+   * The outputs the genesis block made, in transaction order (wired to Kupo by the adapter): chain
+   * synchronisation does not deliver that block. Without it the genesis block is held empty.
+   */
+  genesisOutputs?: (genesis: map.OgmiosPoint) => Promise<GenesisOutput[]>
+}
+
+/** An output of the genesis block: the pseudo transaction that made it, its place, what it holds. */
+export interface GenesisOutput {
+  txHash: string
+  /** The pseudo transaction's place in the block (one that made no output is not seen). */
+  txIndex: number
+  outputIndex: number
+  content: ChainOutputContent
 }
 
 const DEFAULT_MAX_BLOCKS = 2160
 const DEFAULT_CATCH_UP_MS = 60_000
+/** Tries at reading the genesis block's outputs before it is held without them. */
+const GENESIS_ATTEMPTS = 3
+const NO_COUNTS = { assetMintOrBurnCount: 0, withdrawalCount: 0, delegationCount: 0, stakeCertCount: 0, poolUpdateCount: 0, redeemerCount: 0 }
 /** nextBlock requests kept in flight: Ogmios answers them back to back while the index applies blocks. */
 const IN_FLIGHT = 50
 /** The newest held blocks offered as intersections on reconnection; older ones follow at doubling distances. */
@@ -85,7 +102,6 @@ interface HeldOutput {
 interface Delegation {
   registered: boolean
   pool: string | null
-  drep: string | null
   activeEpoch: number | null
 }
 
@@ -143,6 +159,7 @@ export class ChainSyncIndex {
   private readonly from: ChainSyncIndexOptions['from']
   private readonly maxBlocks: number
   private readonly resolveOutput?: ChainSyncIndexOptions['resolveOutput']
+  private readonly genesisOutputs?: ChainSyncIndexOptions['genesisOutputs']
   private readonly catchUpTimeoutMs: number
 
   private readonly blocks: HeldBlock[] = []
@@ -153,8 +170,6 @@ export class ChainSyncIndex {
   private readonly assetEvents = new Map<string, ChainAssetHistoryEntry[]>()
   private readonly epochs = new Map<number, HeldBlock[]>()
   private readonly accounts = new Map<string, AccountState>()
-  /** DReps whose registration a held transaction carries, with how many do. */
-  private readonly registeredDreps = new Map<string, number>()
 
   /** The newest point whose block is not held: where following started, or the newest evicted block. */
   private floor: Point | null = null
@@ -178,6 +193,7 @@ export class ChainSyncIndex {
     this.from = options.from
     this.maxBlocks = Math.max(1, Math.floor(options.maxBlocks ?? DEFAULT_MAX_BLOCKS))
     this.resolveOutput = options.resolveOutput
+    this.genesisOutputs = options.genesisOutputs
     this.catchUpTimeoutMs = options.catchUpTimeoutMs ?? DEFAULT_CATCH_UP_MS
   }
 
@@ -329,14 +345,6 @@ export class ChainSyncIndex {
     await this.caughtUp()
     if (!(await this.poolRegistered(poolId))) return null
     return this.delegators(pageOf(this.accountsWhere(account => account.pool === poolId), page))
-  }
-
-  /** Registered accounts whose newest known vote delegation is to the DRep; null when the index knows nothing of the DRep. */
-  async drepDelegators(drepId: string, page: ListPage): Promise<ChainDelegator[] | null> {
-    await this.caughtUp()
-    const delegating = this.accountsWhere(account => account.drep === drepId)
-    if (!delegating.length && !this.registeredDreps.has(drepId) && ![...this.accounts.values()].some(account => account.drep === drepId)) return null
-    return this.delegators(pageOf(delegating, page))
   }
 
   async accountAddresses(stakeAddress: string, page: ListPage): Promise<string[] | null> {
@@ -621,7 +629,8 @@ export class ChainSyncIndex {
     }
     if (generation !== this.generation) return
     this.reportedTip = answer.tip
-    if (answer.tip && answer.tip !== 'origin' && answer.tip.height === 0) this.holdGenesis(answer.tip.id, answer.tip.slot)
+    if (answer.tip && answer.tip !== 'origin' && answer.tip.height === 0) await this.holdGenesis(answer.tip.id, answer.tip.slot)
+    if (generation !== this.generation) return
     this.notifyWaiters()
     this.requestNext(generation)
   }
@@ -655,24 +664,68 @@ export class ChainSyncIndex {
    * The genesis block of a chain followed from its origin. Chain synchronisation delivers no block
    * at height 0 (the genesis configuration describes the initial distribution): it is held empty,
    * under the hash its first block names (or the node's tip, while it is the only block), so the
-   * tip, block 0 and epoch 0 answer as on the chain. Its transactions are not known.
+   * tip, block 0 and epoch 0 answer as on the chain, with the outputs it made as `genesisOutputs`
+   * tells them (their pseudo transactions have no inputs, fee, size or certificates; one that made
+   * no output is not seen).
    */
-  private holdGenesis(hash: string, slot: number): void {
+  private async holdGenesis(hash: string, slot: number): Promise<void> {
+    if (this.floor !== 'origin' || this.blocks.length) return
+    const outputs = await this.readGenesisOutputs({ slot, id: hash })
     if (this.floor !== 'origin' || this.blocks.length) return
     const block: HeldBlock = {
       hash, height: 0, slot, size: 0, previousBlock: null, slotLeader: `ShelleyGenesis-${hash.slice(0, 16)}`,
       ...this.clock!.place(slot), txs: [], output: 0n, fees: 0n, undo: [], evict: [],
     }
+    this.holdGenesisTransactions(block, outputs)
     this.appendTo(this.epochs, block.epoch, block, block)
     this.blocks.push(block)
     this.blocksByHash.set(block.hash, block)
+  }
+
+  /** The genesis block's outputs; none when they cannot be read (reads then say so). */
+  private async readGenesisOutputs(genesis: map.OgmiosPoint): Promise<GenesisOutput[]> {
+    if (!this.genesisOutputs) return []
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.genesisOutputs(genesis)
+      } catch (error) {
+        if (attempt >= GENESIS_ATTEMPTS) {
+          this.lastError = error
+          return []
+        }
+        await new Promise(resolve => setTimeout(resolve, RETRY_MS))
+      }
+    }
+  }
+
+  private holdGenesisTransactions(block: HeldBlock, outputs: GenesisOutput[]): void {
+    const byTransaction = new Map<string, GenesisOutput[]>()
+    for (const output of outputs) byTransaction.set(output.txHash, [...(byTransaction.get(output.txHash) ?? []), output])
+    for (const [hash, made] of byTransaction) {
+      const held: HeldTx = {
+        hash, block, index: made[0].txIndex, fee: 0n, deposit: 0n, size: 0, invalidBefore: null, invalidHereafter: null, validContract: true,
+        inputs: [], outputs: made.map(({ outputIndex, content }) => ({ outputIndex, content })), metadata: [], counts: NO_COUNTS,
+      }
+      this.txs.set(hash, held)
+      block.txs.push(held)
+      const forget = () => this.txs.delete(hash)
+      block.undo.push(forget)
+      block.evict.push(forget)
+      for (const { outputIndex, content } of made) {
+        this.holdOutput(map.refOf(hash, outputIndex), content, block)
+        block.output += BigInt(content.lovelace)
+      }
+      for (const address of new Set(made.map(output => output.content.address))) this.appendTo(this.addressTxs, address, held, block)
+      for (const { content } of made) this.noteAccountAddress(content.address, block)
+    }
   }
 
   private async rollForward(ogmiosBlock: map.OgmiosBlock, generation: number): Promise<void> {
     const resolved = await this.resolveUnheldInputs(ogmiosBlock.transactions ?? [])
     if (generation !== this.generation) return
     const figures = map.blockFigures(ogmiosBlock)
-    if (figures.height === 1 && figures.previousBlock) this.holdGenesis(figures.previousBlock, 0)
+    if (figures.height === 1 && figures.previousBlock) await this.holdGenesis(figures.previousBlock, 0)
+    if (generation !== this.generation) return
     const transactions = ogmiosBlock.transactions ?? []
     const block: HeldBlock = {
       ...figures,
@@ -813,21 +866,19 @@ export class ChainSyncIndex {
   }
 
   private delegate(account: AccountState, change: Partial<Delegation>, block: HeldBlock): void {
-    const before: Delegation = { registered: account.registered, pool: account.pool, drep: account.drep, activeEpoch: account.activeEpoch }
+    const before: Delegation = { registered: account.registered, pool: account.pool, activeEpoch: account.activeEpoch }
     Object.assign(account, change)
     block.undo.push(() => Object.assign(account, before))
   }
 
-  /** Certificates and withdrawals: what a transaction whose scripts passed changes of the accounts and DReps. */
+  /** Certificates and withdrawals: what a transaction whose scripts passed changes of the accounts. */
   private applyEffects(tx: map.OgmiosTransaction, block: HeldBlock): void {
     for (const cert of tx.certificates ?? []) {
-      if (cert.type === 'delegateRepresentativeRegistration' && cert.delegateRepresentative) this.registerDrep(map.drepIdOf(cert.delegateRepresentative), block)
       if (!cert.credential) continue
       const account = this.retainAccount(map.stakeAddressOfCredential(cert.credential, cert.from, this.networkId ?? 0), block)
       if (cert.type === 'stakeCredentialRegistration') this.delegate(account, { registered: true }, block)
-      if (cert.type === 'stakeCredentialDeregistration') this.delegate(account, { registered: false, pool: null, drep: null, activeEpoch: null }, block)
+      if (cert.type === 'stakeCredentialDeregistration') this.delegate(account, { registered: false, pool: null, activeEpoch: null }, block)
       if (cert.type === 'stakeDelegation' && cert.stakePool) this.delegate(account, { pool: cert.stakePool.id, activeEpoch: block.epoch + 1 }, block)
-      if (cert.type === 'stakeDelegation' && cert.delegateRepresentative) this.delegate(account, { drep: map.drepIdOf(cert.delegateRepresentative) }, block)
     }
     for (const { stakeAddress, amount } of map.withdrawalsOf(tx)) {
       const account = this.retainAccount(stakeAddress, block)
@@ -837,21 +888,10 @@ export class ChainSyncIndex {
       block.evict.unshift(takeBack)
     }
   }
-
-  private registerDrep(drepId: string, block: HeldBlock): void {
-    this.registeredDreps.set(drepId, (this.registeredDreps.get(drepId) ?? 0) + 1)
-    const release = () => {
-      const left = (this.registeredDreps.get(drepId) ?? 1) - 1
-      if (left > 0) this.registeredDreps.set(drepId, left)
-      else this.registeredDreps.delete(drepId)
-    }
-    block.undo.push(release)
-    block.evict.push(release)
-  }
 }
 
 function newAccount(): AccountState {
-  return { registered: false, pool: null, drep: null, activeEpoch: null, withdrawals: 0n, addresses: new Map(), references: 0, pinned: false }
+  return { registered: false, pool: null, activeEpoch: null, withdrawals: 0n, addresses: new Map(), references: 0, pinned: false }
 }
 
 const pointOf = (block: HeldBlock): map.OgmiosPoint => ({ slot: block.slot, id: block.hash })

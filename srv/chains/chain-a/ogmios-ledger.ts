@@ -7,6 +7,7 @@ import { LIST_PAGE_SIZE } from './port.ts'
 import type {
   ChainAccount,
   ChainAddress,
+  ChainDelegator,
   ChainDrep,
   ChainGenesis,
   ChainNetwork,
@@ -115,7 +116,7 @@ interface RewardAccountSummary {
 }
 
 type DrepSummary =
-  | { type: 'registered'; id: string; from: Origin; mandate: { epoch: number }; deposit: Ada; stake: Ada }
+  | { type: 'registered'; id: string; from: Origin; mandate: { epoch: number }; deposit: Ada; stake: Ada; delegators?: { credential: string; from: Origin }[] }
   | { type: 'abstain' | 'noConfidence'; stake: Ada }
 type RegisteredDrep = Extract<DrepSummary, { type: 'registered' }>
 
@@ -282,6 +283,29 @@ export class OgmiosLedgerReads {
     return found ? toDrep(found, epoch) : null
   }
 
+  /**
+   * The accounts delegating their votes to a registered DRep, as the ledger has them (all of them,
+   * whenever they delegated), by stake address; each one's amount is what it controls: its unspent
+   * outputs (Kupo) and its rewards. Null for a DRep Ogmios does not list.
+   */
+  async drepDelegators(drepId: string, page: ListPage): Promise<ChainDelegator[] | null> {
+    const credential = drepCredentialOf(drepId)
+    if (!credential) return null
+    const summaries = await this.query<DrepSummary[]>('queryLedgerState/delegateRepresentatives', { [credential.script ? 'scripts' : 'keys']: [credential.hash] })
+    const found = summaries.find(isRegistered)
+    if (!found) return null
+    const delegators = (found.delegators ?? []).map(delegator => ({ ...delegator, stakeAddress: this.stakeAddressOf(delegator.credential, delegator.from === 'script') }))
+    const wanted = pageOf(delegators.sort((a, b) => compareText(a.stakeAddress, b.stakeAddress)), page)
+    if (!wanted.length) return []
+    const byKind = (script: boolean) => wanted.filter(delegator => (delegator.from === 'script') === script).map(delegator => delegator.credential)
+    const [summariesOfPage, ...balances] = await Promise.all([
+      this.query<RewardAccountSummary[]>('queryLedgerState/rewardAccountSummaries', { keys: byKind(false), scripts: byKind(true) }),
+      ...wanted.map(delegator => this.kupo.balance(`*/${delegator.credential}`)),
+    ])
+    const rewards = new Map(summariesOfPage.map(summary => [summary.credential, lovelace(summary.rewards)]))
+    return wanted.map((delegator, i) => ({ stakeAddress: delegator.stakeAddress, amount: String(balances[i].coin + (rewards.get(delegator.credential) ?? 0n)) }))
+  }
+
   /** The registered DReps, by hex id (Ogmios's order; it does not know the registration order). */
   async dreps(page: ListPage): Promise<ChainDrep[]> {
     const [summaries, epoch] = await Promise.all([this.query<DrepSummary[]>('queryLedgerState/delegateRepresentatives'), this.figures.currentEpoch()])
@@ -370,7 +394,12 @@ export class OgmiosLedgerReads {
   }
 
   private stakeAddressOfKey(keyHash: string): string {
-    return CSL.RewardAddress.new(this.networkId, CSL.Credential.from_keyhash(CSL.Ed25519KeyHash.from_hex(keyHash))).to_address().to_bech32()
+    return this.stakeAddressOf(keyHash, false)
+  }
+
+  private stakeAddressOf(hash: string, script: boolean): string {
+    const credential = script ? CSL.Credential.from_scripthash(CSL.ScriptHash.from_hex(hash)) : CSL.Credential.from_keyhash(CSL.Ed25519KeyHash.from_hex(hash))
+    return CSL.RewardAddress.new(this.networkId, credential).to_address().to_bech32()
   }
 }
 

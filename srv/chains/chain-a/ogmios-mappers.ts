@@ -139,13 +139,6 @@ export function stakeAddressOfAddress(address: string): string | null {
   return base ? CSL.RewardAddress.new(decoded.network_id(), base.stake_cred()).to_address().to_bech32() : null
 }
 
-/** A DRep as Blockfrost names it: CIP-105 bech32 id, or the predefined `drep_always_…` choice. */
-export function drepIdOf(drep: OgmiosDelegateRepresentative): string {
-  if (drep.type === 'abstain') return 'drep_always_abstain'
-  if (drep.type === 'noConfidence') return 'drep_always_no_confidence'
-  return drep.from === 'script' ? CSL.ScriptHash.from_hex(drep.id!).to_bech32('drep_script') : CSL.Ed25519KeyHash.from_hex(drep.id!).to_bech32('drep')
-}
-
 // ---- outputs ------------------------------------------------------------------------------
 
 const LANGUAGES: Record<string, (() => CSL.Language) | undefined> = {

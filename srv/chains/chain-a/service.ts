@@ -1,12 +1,28 @@
 import cds from '@sap/cds'
 import { BlockfrostAdapter } from './blockfrost.ts'
 import { KoiosAdapter } from './koios.ts'
+import { OgmiosAdapter } from './ogmios.ts'
 import { chainAConfig, chainAEnabled, type ChainAConfig, type ChainAOptions } from './config.ts'
 import { ChainContext, type ChainChange, type ChainIdentity } from './context.ts'
 import type { ChainAPort, ChainGenesis, ChainProtocolParameters } from './port.ts'
 
 /** Raised with a ChainChange when the upstream turns out to serve another chain than the recorded one. */
 export const CHAIN_CHANGED = 'chain-changed'
+
+function adapterOf(settings: ChainAConfig): ChainAPort {
+  if (settings.kind === 'koios') return new KoiosAdapter(settings)
+  if (settings.kind === 'ogmios') return new OgmiosAdapter(settings)
+  return new BlockfrostAdapter(settings)
+}
+
+/** The upstream named in the start log, without credentials a URL may carry. */
+function upstreamShown(settings: ChainAConfig): string {
+  if (settings.kind === 'koios') return settings.koiosUrl ? withoutUserinfo(settings.koiosUrl) : 'hosted Koios'
+  if (settings.kind === 'ogmios') return `${settings.ogmiosUrl ? withoutUserinfo(settings.ogmiosUrl) : 'no OGMIOS_URL'} with Kupo at ${settings.kupoUrl ? withoutUserinfo(settings.kupoUrl) : 'no KUPO_URL'}`
+  return settings.url ? withoutUserinfo(settings.url) : 'hosted Blockfrost'
+}
+
+const withoutUserinfo = (url: string) => url.replace(/\/\/[^/@]*@/, '//***@')
 
 /** Seconds before the check of the upstream's chain is tried again after a failure at start. */
 const RECHECK_SECONDS = [5, 15, 60]
@@ -35,9 +51,12 @@ export default class ChainAService extends cds.Service {
       cds.log('chain-a').info('chain A is turned off (CHAIN_A_ENABLED=false): its routes answer 503 CHAIN_A_DISABLED')
       return super.init()
     }
-    cds.log('chain-a').info(`connect to chain-a > ${settings.kind}`, { network: settings.network, url: settings.kind === 'koios' ? settings.koiosUrl ?? 'hosted Koios' : settings.url ?? 'hosted Blockfrost' })
+    cds.log('chain-a').info(`connect to chain-a > ${settings.kind}`, { network: settings.network, url: upstreamShown(settings) })
     cds.once('served', () => this.checkUpstreamAtStart())
-    cds.once('shutdown', () => clearTimeout(this.recheck))
+    cds.once('shutdown', () => {
+      clearTimeout(this.recheck)
+      if (this.adapter instanceof OgmiosAdapter) void this.adapter.close()
+    })
     return super.init()
   }
 
@@ -49,7 +68,7 @@ export default class ChainAService extends cds.Service {
   /** The chain-A port. An upstream that is not configured answers 503 UPSTREAM_NOT_CONFIGURED on use, not at start. */
   get port(): ChainAPort {
     const settings = this.settings
-    return (this.adapter ??= settings.kind === 'koios' ? new KoiosAdapter(settings) : new BlockfrostAdapter(settings))
+    return (this.adapter ??= adapterOf(settings))
   }
 
   genesis(): Promise<ChainGenesis> {

@@ -1,0 +1,105 @@
+import { ApiError } from '../../lib/errors.ts'
+import type { ChainAConfig } from './config.ts'
+import { KupoClient } from './kupo.ts'
+import { OgmiosLedgerReads } from './ogmios-ledger.ts'
+import { ChainSyncIndex } from './ogmios-index.ts'
+import { OgmiosRpc } from './ogmios-rpc.ts'
+import type {
+  ChainAccount,
+  ChainAddress,
+  ChainAddressTransaction,
+  ChainAPort,
+  ChainAssetHistoryEntry,
+  ChainBlock,
+  ChainDelegator,
+  ChainDrep,
+  ChainEpoch,
+  ChainGenesis,
+  ChainNetwork,
+  ChainPool,
+  ChainPoolSummary,
+  ChainProtocolParameters,
+  ChainTransaction,
+  ChainUtxo,
+  ListPage,
+} from './port.ts'
+
+/** What the adapter needs of the chain-a options. */
+export type OgmiosConfig = Pick<ChainAConfig, 'network' | 'ogmiosUrl' | 'kupoUrl' | 'ogmiosSyncFrom' | 'ogmiosIndexBlocks' | 'timeoutMs' | 'retries'>
+
+function required(value: string | undefined, variable: string): string {
+  if (!value) throw new ApiError(503, 'UPSTREAM_NOT_CONFIGURED', `the ogmios kind of chain A needs ${variable}`)
+  return value
+}
+
+/**
+ * The chain-A port over a node of one's own: Ogmios (v6, JSON-RPC over one WebSocket) for the
+ * ledger's state and submission, Kupo (v2) for outputs by address, credential and asset, and a chain
+ * index of its own, fed by Ogmios's chain synchronisation from OGMIOS_SYNC_FROM, for what neither
+ * answers (blocks, transactions by hash, an address's or an asset's history, epochs). The index holds
+ * the newest OGMIOS_INDEX_BLOCKS blocks; older ones are read from the read index the follower keeps
+ * (docs/chain-a-backends.md).
+ */
+export class OgmiosAdapter implements ChainAPort {
+  readonly networkName: string
+  private readonly rpc: OgmiosRpc
+  private readonly index: ChainSyncIndex
+  private readonly ledger: OgmiosLedgerReads
+
+  constructor(config: OgmiosConfig) {
+    this.networkName = config.network
+    this.rpc = new OgmiosRpc({ url: required(config.ogmiosUrl, 'OGMIOS_URL'), timeoutMs: config.timeoutMs })
+    const kupo = new KupoClient({ url: required(config.kupoUrl, 'KUPO_URL'), timeoutMs: config.timeoutMs, retries: config.retries })
+    this.index = new ChainSyncIndex({
+      rpc: this.rpc, from: config.ogmiosSyncFrom, maxBlocks: config.ogmiosIndexBlocks,
+      resolveOutput: (txHash, index) => kupo.output(txHash, index),
+      genesisOutputs: genesis => kupo.blockOutputs(genesis),
+    })
+    const index = this.index
+    this.ledger = new OgmiosLedgerReads({
+      rpc: this.rpc, kupo, network: config.network,
+      figures: {
+        poolBlockCounts: (poolId, epoch) => index.poolBlockCounts(poolId, epoch),
+        accountTotals: stakeAddress => index.accountTotals(stakeAddress),
+        currentEpoch: async () => (await index.tip()).epoch,
+      },
+    })
+    this.index.start()
+  }
+
+  /** Ends chain synchronisation and the connection (at shutdown). */
+  async close(): Promise<void> {
+    this.index.close()
+    await this.rpc.close()
+  }
+
+  tip(): Promise<ChainBlock> { return this.index.tip() }
+  block(hashOrHeight: string | number): Promise<ChainBlock | null> { return this.index.block(hashOrHeight) }
+  epoch(epoch: number): Promise<ChainEpoch | null> { return this.index.epoch(epoch) }
+  latestEpoch(): Promise<ChainEpoch> { return this.index.latestEpoch() }
+  epochsAfter(epoch: number, count: number): Promise<ChainEpoch[]> { return this.index.epochsAfter(epoch, count) }
+  blocksAfter(height: number, count: number): Promise<ChainBlock[]> { return this.index.blocksAfter(height, count) }
+  blockTransactions(hashOrHeight: string | number, page: ListPage): Promise<string[] | null> { return this.index.blockTransactions(hashOrHeight, page) }
+  epochBlocks(epoch: number, page: ListPage): Promise<string[] | null> { return this.index.epochBlocks(epoch, page) }
+  transaction(hash: string): Promise<ChainTransaction | null> { return this.index.transaction(hash) }
+  addressTransactions(address: string, limit: number): Promise<ChainAddressTransaction[]> { return this.index.addressTransactions(address, limit) }
+  addressTransactionPage(address: string, page: ListPage): Promise<ChainAddressTransaction[]> { return this.index.addressTransactionPage(address, page) }
+  assetHistory(unit: string, limit: number): Promise<ChainAssetHistoryEntry[] | null> { return this.index.assetHistory(unit, limit) }
+  assetHistoryPage(unit: string, page: ListPage): Promise<ChainAssetHistoryEntry[] | null> { return this.index.assetHistoryPage(unit, page) }
+  poolDelegators(poolId: string, page: ListPage): Promise<ChainDelegator[] | null> { return this.index.poolDelegators(poolId, page) }
+
+  accountAddresses(stakeAddress: string, page: ListPage): Promise<string[] | null> { return this.index.accountAddresses(stakeAddress, page) }
+
+  protocolParameters(epoch?: number): Promise<ChainProtocolParameters | null> { return this.ledger.protocolParameters(epoch) }
+  address(address: string): Promise<ChainAddress | null> { return this.ledger.address(address) }
+  addressUtxos(address: string): Promise<ChainUtxo[]> { return this.ledger.addressUtxos(address) }
+  account(stakeAddress: string): Promise<ChainAccount | null> { return this.ledger.account(stakeAddress) }
+  pool(poolId: string): Promise<ChainPool | null> { return this.ledger.pool(poolId) }
+  pools(page: ListPage): Promise<ChainPoolSummary[]> { return this.ledger.pools(page) }
+  drep(drepId: string): Promise<ChainDrep | null> { return this.ledger.drep(drepId) }
+  drepDelegators(drepId: string, page: ListPage): Promise<ChainDelegator[] | null> { return this.ledger.drepDelegators(drepId, page) }
+  dreps(page: ListPage): Promise<ChainDrep[]> { return this.ledger.dreps(page) }
+  network(): Promise<ChainNetwork> { return this.ledger.network() }
+  genesis(): Promise<ChainGenesis> { return this.ledger.genesis() }
+  submit(cbor: Uint8Array): Promise<string> { return this.ledger.submit(cbor) }
+}

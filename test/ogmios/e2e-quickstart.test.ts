@@ -1,0 +1,7 @@
+// test/e2e/quickstart.test.ts on the Ogmios kind (Ogmios with Kupo): the same tests, chain A read through the devnet's Ogmios and Kupo (docs/chain-a-backends.md).
+import '../e2e/quickstart.test.ts'
+
+process.env.CHAIN_A_KIND = 'ogmios'
+afterAll(() => {
+  delete process.env.CHAIN_A_KIND
+})
