@@ -85,6 +85,12 @@ export async function wholeBlockAt(height: number): Promise<string | null> {
   return !others && own === (block.txCount ?? 0) ? block.hash! : null
 }
 
+/** The newest indexed blocks at or below the height, newest first: where an upstream's own chain index resumes. */
+export async function indexedPoints(height: number, count: number): Promise<{ slot: number; hash: string }[]> {
+  const rows = await SELECT.from(Blocks).columns('slot', 'hash').where({ height: { '<=': height } }).orderBy('height desc').limit(count)
+  return rows.map(row => ({ slot: Number(row.slot), hash: row.hash! }))
+}
+
 /** The upstream's tip and finality as the lease holder last saw them, and its status. Answers whether `owner` still holds the lease. */
 export const recordTip = (owner: string, tip: ChainBlock, finalizedHeight: number, status: SyncStatusValue): Promise<boolean> =>
   syncState.recordTip(owner, { chainHeight: tip.height, chainTipAt: isoTime(tip.time), finalizedHeight, status })

@@ -5,7 +5,7 @@ import { ApiError } from '../lib/errors.ts'
 import { LeasedFollower, contiguous, forkHeight, inTransaction, type RunOutcome } from '../lib/leased-follower.ts'
 import type { Position } from '../lib/sync-state.ts'
 import { followerSettings, type FollowerSettings } from './follower-settings.ts'
-import { positionOf, readSyncState, recordTip, rollBackFrom, startAt, syncState, wholeBlockAt, writeBlocks } from './follower-store.ts'
+import { indexedPoints, positionOf, readSyncState, recordTip, rollBackFrom, startAt, syncState, wholeBlockAt, writeBlocks } from './follower-store.ts'
 import type { ChainAIndex, FollowedBlock } from './indexer.ts'
 import { eachSettled } from './list-window.ts'
 
@@ -24,6 +24,8 @@ const LOG = cds.log('chaina-follower')
 
 /** Upstream calls that run at once while a batch's transactions are read. */
 const PARALLEL_CALLS = 8
+/** The newest indexed blocks offered to an upstream's own index to resume from (a fork may have replaced the newest). */
+const RESUME_POINTS = 10
 
 interface ChainAFollowerOptions {
   /** The chain-a service: its port, its network and the chain's genesis (security parameter). */
@@ -39,6 +41,8 @@ export class ChainAFollower extends LeasedFollower<FollowerSettings> {
   private readonly index: ChainAIndex
   /** The epoch whose pools this instance indexed last. */
   private poolsEpoch?: number
+  /** Whether the upstream's own chain index was told where the read index stands. */
+  private upstreamResumed = false
 
   constructor(options: ChainAFollowerOptions) {
     super({
@@ -54,6 +58,7 @@ export class ChainAFollower extends LeasedFollower<FollowerSettings> {
     // The row went (the upstream serves another chain): the next run starts afresh.
     if (!state) return 'standby'
     const port = this.chain.port
+    await this.resumeUpstreamIndex(state)
     let tip = await port.tip()
     if (state.paused) {
       await this.record(tip, 'paused')
@@ -89,6 +94,18 @@ export class ChainAFollower extends LeasedFollower<FollowerSettings> {
     await this.recordSynced(tip, at, startHeight)
     await this.indexPoolsOnce(tip.epoch)
     return 'synced'
+  }
+
+  /**
+   * An upstream whose chain index this process keeps in memory (the ogmios kind) starts it again
+   * from where the read index stands, once per instance, so the blocks after it are there to read.
+   */
+  private async resumeUpstreamIndex(state: NonNullable<Awaited<ReturnType<typeof readSyncState>>>) {
+    const port = this.chain.port
+    if (this.upstreamResumed || !port.followFrom || typeof state.startHeight !== 'number') return
+    const at = positionOf(state)
+    if (at.hash !== null) await port.followFrom(await inTransaction(() => indexedPoints(at.height, RESUME_POINTS)))
+    this.upstreamResumed = true
   }
 
   /** Once per epoch, the registered pools with their active stake (analytics' stake snapshot reads them). */

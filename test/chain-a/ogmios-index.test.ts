@@ -285,6 +285,44 @@ describe('following the chain', () => {
     expect(await late.epoch(tip.epoch)).toEqual(startedAt.epoch < tip.epoch ? withoutActiveStake((await blockfrost.epoch(tip.epoch))!) : null)
   })
 
+  test('told where the read index stands (a restart), an index started at the tip follows again from there', async () => {
+    const rpc = new OgmiosRpc({ url: ogmiosUrl(devnet.url), timeoutMs: 20_000 })
+    const restarted = new ChainSyncIndex({ rpc, from: 'tip', maxBlocks: 2160, catchUpTimeoutMs: 120_000 })
+    rpcs.push(rpc)
+    indexes.push(restarted)
+    restarted.start()
+    await restarted.caughtUp()
+    const tip = await blockfrost.tip()
+    // The read index's newest blocks, newest first, the newest of them replaced by a fork the node never saw.
+    const stands = await blockfrost.block(tip.height - 6)
+    const points = [{ slot: stands!.slot + 1, hash: 'ab'.repeat(32) }, ...[0, 1, 2].map(back => ({ slot: stands!.slot - back, hash: '' }))]
+    for (const [i, height] of [stands!.height, stands!.height - 1, stands!.height - 2].entries()) points[i + 1].hash = (await blockfrost.block(height))!.hash
+    await restarted.followFrom(points)
+    await restarted.caughtUp()
+    expect(restarted.heldFrom!.height).toBe(stands!.height + 1)
+    expect(await restarted.tip()).toEqual(tip)
+    expect(await restarted.blocksAfter(stands!.height, 10)).toEqual(await blockfrost.blocksAfter(stands!.height, 10))
+    // Holding a block as old already, it stays as it is.
+    await restarted.followFrom([{ slot: stands!.slot + 3, hash: (await blockfrost.block(stands!.height + 3))!.hash }])
+    expect(restarted.heldFrom!.height).toBe(stands!.height + 1)
+  })
+
+  test('told points the node does not know, an index follows from its start', async () => {
+    const rpc = new OgmiosRpc({ url: ogmiosUrl(devnet.url), timeoutMs: 20_000 })
+    const restarted = new ChainSyncIndex({ rpc, from: 'tip', maxBlocks: 2160, catchUpTimeoutMs: 120_000 })
+    rpcs.push(rpc)
+    indexes.push(restarted)
+    restarted.start()
+    await restarted.caughtUp()
+    await restarted.followFrom([{ slot: 3, hash: 'cd'.repeat(32) }])
+    await restarted.caughtUp()
+    expect(restarted.heldFrom).toBeNull()
+    devnet.produceBlock()
+    await restarted.caughtUp()
+    expect(await restarted.tip()).toEqual(await blockfrost.tip())
+    expect(restarted.heldFrom!.height).toBe((await blockfrost.tip()).height)
+  })
+
   test('on a chain of the genesis block alone, the index is caught up at the genesis block; the first block then shows', async () => {
     const fresh = await startDevnet({ seed: 'ogmios-index-fresh', epochLength: 40 })
     try {

@@ -171,6 +171,8 @@ export class ChainSyncIndex {
   private readonly epochs = new Map<number, HeldBlock[]>()
   private readonly accounts = new Map<string, AccountState>()
 
+  /** Points the read index reached, given when its follower resumes: following starts from the newest the node knows. */
+  private resumePoints: map.OgmiosPoint[] = []
   /** The newest point whose block is not held: where following started, or the newest evicted block. */
   private floor: Point | null = null
   private clock: map.SlotClock | undefined
@@ -217,6 +219,21 @@ export class ChainSyncIndex {
   get heldFrom(): { slot: number; hash: string; height: number } | null {
     const oldest = this.blocks[0]
     return oldest ? { slot: oldest.slot, hash: oldest.hash, height: oldest.height } : null
+  }
+
+  /**
+   * Follows the chain from the newest of these points the node knows (falling back to where
+   * following starts), unless a block as old as the newest is held already: the follower resumes
+   * its read index from there, so the two meet after a restart. The connection is opened anew for it.
+   */
+  async followFrom(points: { slot: number; hash: string }[]): Promise<void> {
+    const wanted = points.map(point => ({ slot: point.slot, id: point.hash })).sort((a, b) => b.slot - a.slot)
+    const oldest = this.blocks[0]
+    if (!wanted.length || (oldest && oldest.slot <= wanted[0].slot)) return
+    this.resumePoints = wanted
+    this.work = this.work.then(() => this.dropAll())
+    await this.work
+    this.rpc.reconnect()
   }
 
   /** Waits until the index holds the node's current tip (at most catchUpTimeoutMs). */
@@ -521,9 +538,10 @@ export class ChainSyncIndex {
       await this.loadChainFacts()
       if (generation !== this.generation) return
       if (!(await this.intersect(await this.intersectionPoints()))) {
-        // None of the held points is on the chain any more: start over from where following starts.
+        // None of the held (or resume) points is on the chain any more: start over from where following starts.
         this.work = this.work.then(() => this.dropAll())
         await this.work
+        this.resumePoints = []
         if (!(await this.intersect(await this.startPoints()))) throw new Error('the node found no intersection with the starting point')
       }
       if (generation !== this.generation) return
@@ -575,8 +593,9 @@ export class ChainSyncIndex {
   }
 
   /** The newest held points, then older ones at doubling distances, then the point before the oldest. */
+  /** The newest held blocks, then older ones at doubling distances; with none held, the resume points or the start. */
   private async intersectionPoints(): Promise<Point[]> {
-    if (!this.blocks.length) return this.startPoints()
+    if (!this.blocks.length) return this.resumePoints.length ? this.resumePoints : this.startPoints()
     const points: Point[] = []
     const newest = this.blocks.length - 1
     for (let back = 0; back <= newest; back = back < RECENT_POINTS ? back + 1 : back * 2) points.push(pointOf(this.blocks[newest - back]))
@@ -584,18 +603,24 @@ export class ChainSyncIndex {
     return points
   }
 
-  /** Where following starts, which is then the floor: nothing before it is held. */
+  /**
+   * Where following starts, which is then the floor (nothing before it is held): OGMIOS_SYNC_FROM.
+   */
   private async startPoints(): Promise<Point[]> {
+    let start: Point
     if (this.from === 'tip') {
       const tip = await this.rpc.request<map.OgmiosTip | 'origin'>('queryNetwork/tip')
-      this.floor = tip === 'origin' ? 'origin' : { slot: tip.slot, id: tip.id }
-    } else this.floor = this.from === 'origin' ? 'origin' : { slot: this.from.slot, id: this.from.id }
-    return [this.floor]
+      start = tip === 'origin' ? 'origin' : { slot: tip.slot, id: tip.id }
+    } else start = this.from === 'origin' ? 'origin' : { slot: this.from.slot, id: this.from.id }
+    this.floor = start
+    return [start]
   }
 
   private async intersect(points: Point[]): Promise<boolean> {
     try {
-      await this.rpc.request('findIntersection', { points })
+      const { intersection } = await this.rpc.request<{ intersection: Point }>('findIntersection', { points })
+      // Nothing held: the intersection is where following starts (one of the resume points, or the start).
+      if (!this.blocks.length && intersection) this.floor = intersection
       return true
     } catch (error) {
       if (error instanceof OgmiosRpcError && error.code === NO_INTERSECTION) return false

@@ -98,6 +98,11 @@ export class OgmiosRpc {
     })
   }
 
+  /** Ends the connection and opens a new one (requests it carried fail as on a loss); listeners are told. */
+  reconnect(): void {
+    this.socket?.terminate()
+  }
+
   async close(): Promise<void> {
     this.closed = true
     clearTimeout(this.reconnectTimer)

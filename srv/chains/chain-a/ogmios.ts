@@ -37,8 +37,8 @@ function required(value: string | undefined, variable: string): string {
  * ledger's state and submission, Kupo (v2) for outputs by address, credential and asset, and a chain
  * index of its own, fed by Ogmios's chain synchronisation from OGMIOS_SYNC_FROM, for what neither
  * answers (blocks, transactions by hash, an address's or an asset's history, epochs). The index holds
- * the newest OGMIOS_INDEX_BLOCKS blocks; older ones are read from the read index the follower keeps
- * (docs/chain-a-backends.md).
+ * the newest OGMIOS_INDEX_BLOCKS blocks; older ones are read from the read index the follower keeps,
+ * which tells the index where to resume after a restart (followFrom; docs/chain-a-backends.md).
  */
 export class OgmiosAdapter implements ChainAPort {
   readonly networkName: string
@@ -102,4 +102,5 @@ export class OgmiosAdapter implements ChainAPort {
   network(): Promise<ChainNetwork> { return this.ledger.network() }
   genesis(): Promise<ChainGenesis> { return this.ledger.genesis() }
   submit(cbor: Uint8Array): Promise<string> { return this.ledger.submit(cbor) }
+  followFrom(points: { slot: number; hash: string }[]): Promise<void> { return this.index.followFrom(points) }
 }

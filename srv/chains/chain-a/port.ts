@@ -321,4 +321,10 @@ export interface ChainAPort {
   genesis(): Promise<ChainGenesis>
   /** Submits a signed transaction (CBOR bytes); answers its hash. */
   submit(cbor: Uint8Array): Promise<string>
+  /**
+   * For an upstream whose chain index this process keeps (the ogmios kind): follow the chain from
+   * the newest of these points the node knows, unless a block as old is held already. The follower
+   * gives its newest indexed blocks when it resumes, so both indexes meet after a restart.
+   */
+  followFrom?(points: { slot: number; hash: string }[]): Promise<void>
 }
