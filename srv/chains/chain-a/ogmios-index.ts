@@ -144,6 +144,9 @@ const isHeight = (value: string | number): value is number | `${number}` => type
 
 const unavailable = (message: string) => new ApiError(503, 'UPSTREAM_UNAVAILABLE', message)
 
+const isTip = (tip: unknown): tip is map.OgmiosTip =>
+  typeof tip === 'object' && tip !== null && Number.isSafeInteger((tip as map.OgmiosTip).slot) && typeof (tip as map.OgmiosTip).id === 'string'
+
 /**
  * The chain as Ogmios' chain synchronisation delivers it, held in memory for what Ogmios and Kupo
  * do not answer: blocks, transactions by hash, address and asset histories, epochs, delegations.
@@ -171,6 +174,8 @@ export class ChainSyncIndex {
   private readonly epochs = new Map<number, HeldBlock[]>()
   private readonly accounts = new Map<string, AccountState>()
 
+  /** Whether following stopped: it could not be set up, or a block could not be applied (until it is set up anew). */
+  private stalled = false
   /** Points the read index reached, given when its follower resumes: following starts from the newest the node knows. */
   private resumePoints: map.OgmiosPoint[] = []
   /** The newest point whose block is not held: where following started, or the newest evicted block. */
@@ -241,7 +246,9 @@ export class ChainSyncIndex {
     if (this.closed) throw unavailable('the chain-A index was closed')
     this.start()
     const tip = await this.rpc.request<map.OgmiosTip | 'origin'>('queryNetwork/tip')
+    if (tip !== 'origin' && !isTip(tip)) throw unavailable(`chain-A upstream (Ogmios) answered a tip that is none: ${JSON.stringify(tip).slice(0, 100)}`)
     if (tip === 'origin' || this.reached(tip, this.applied)) return
+    if (this.stalled) throw unavailable(this.behindMessage(tip))
     await new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         target: tip, since: this.applied, resolve, reject,
@@ -521,11 +528,22 @@ export class ChainSyncIndex {
     }
   }
 
+  /** Following stopped: reads waiting for the tip, and those to come until it runs again, fail at once, saying why. */
+  private stall(error: unknown): void {
+    this.lastError = error
+    this.stalled = true
+    for (const waiter of this.waiters.splice(0)) {
+      clearTimeout(waiter.timer)
+      waiter.reject(unavailable(this.behindMessage(waiter.target)))
+    }
+  }
+
   private behindMessage(tip: map.OgmiosTip): string {
     const newest = this.blocks.at(-1)
     const held = newest ? `it holds blocks up to #${newest.height} (slot ${newest.slot})` : 'it holds no block yet'
     const reason = this.lastError instanceof Error ? `; last synchronisation error: ${this.lastError.message}` : ''
-    return `the chain-A index has not caught up with the node's tip (slot ${tip.slot}) within ${Math.round(this.catchUpTimeoutMs / 1000)} s: ${held}${reason}`
+    const behind = this.stalled ? 'stopped following, short of' : 'has not caught up within ' + Math.round(this.catchUpTimeoutMs / 1000) + ' s with'
+    return `the chain-A index ${behind} the node's tip (slot ${tip.slot}): ${held}${reason}`
   }
 
   // ---- chain synchronisation --------------------------------------------------------------
@@ -533,6 +551,7 @@ export class ChainSyncIndex {
   /** After every (re)connection: the time and network facts, the intersection, then nextBlock requests in flight. */
   private async synchronise(): Promise<void> {
     if (this.closed) return
+    this.stalled = false
     const generation = ++this.generation
     try {
       await this.loadChainFacts()
@@ -548,7 +567,7 @@ export class ChainSyncIndex {
       for (let i = 0; i < IN_FLIGHT; i++) this.requestNext(generation)
     } catch (error) {
       if (generation !== this.generation) return
-      this.lastError = error
+      this.stall(error)
       setTimeout(() => {
         if (generation === this.generation) void this.synchronise()
       }, RETRY_MS).unref()
@@ -645,11 +664,12 @@ export class ChainSyncIndex {
       if (answer.direction === 'forward') await this.rollForward(answer.block, generation)
       else this.rollBackward(answer.point)
     } catch (error) {
-      // A block the index could not apply stops following until the next connection (setting
-      // synchronisation up again on this one would race the nextBlock requests still in flight);
-      // reads report why.
-      this.lastError = error
+      // A block the index could not apply stops following on this connection (setting
+      // synchronisation up again on it would race the nextBlock requests still in flight): a new
+      // one is opened after a pause. Meanwhile reads fail at once, saying why.
+      this.stall(error)
       this.generation++
+      setTimeout(() => this.rpc.reconnect(), RETRY_MS).unref()
       return
     }
     if (generation !== this.generation) return

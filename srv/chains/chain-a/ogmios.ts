@@ -1,4 +1,4 @@
-import { ApiError } from '../../lib/errors.ts'
+import { ApiError, isApiError } from '../../lib/errors.ts'
 import type { ChainAConfig } from './config.ts'
 import { KupoClient } from './kupo.ts'
 import { OgmiosLedgerReads } from './ogmios-ledger.ts'
@@ -67,40 +67,53 @@ export class OgmiosAdapter implements ChainAPort {
     this.index.start()
   }
 
+  /**
+   * A read whose answer could not be taken apart (Ogmios or Kupo answered what they do not
+   * answer) is the upstream's failure, 503, never a 500.
+   */
+  private async answer<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read()
+    } catch (error) {
+      if (isApiError(error)) throw error
+      throw new ApiError(503, 'UPSTREAM_UNAVAILABLE', `chain-A upstream (Ogmios with Kupo) answered what cannot be read: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500))
+    }
+  }
+
   /** Ends chain synchronisation and the connection (at shutdown). */
   async close(): Promise<void> {
     this.index.close()
     await this.rpc.close()
   }
 
-  tip(): Promise<ChainBlock> { return this.index.tip() }
-  block(hashOrHeight: string | number): Promise<ChainBlock | null> { return this.index.block(hashOrHeight) }
-  epoch(epoch: number): Promise<ChainEpoch | null> { return this.index.epoch(epoch) }
-  latestEpoch(): Promise<ChainEpoch> { return this.index.latestEpoch() }
-  epochsAfter(epoch: number, count: number): Promise<ChainEpoch[]> { return this.index.epochsAfter(epoch, count) }
-  blocksAfter(height: number, count: number): Promise<ChainBlock[]> { return this.index.blocksAfter(height, count) }
-  blockTransactions(hashOrHeight: string | number, page: ListPage): Promise<string[] | null> { return this.index.blockTransactions(hashOrHeight, page) }
-  epochBlocks(epoch: number, page: ListPage): Promise<string[] | null> { return this.index.epochBlocks(epoch, page) }
-  transaction(hash: string): Promise<ChainTransaction | null> { return this.index.transaction(hash) }
-  addressTransactions(address: string, limit: number): Promise<ChainAddressTransaction[]> { return this.index.addressTransactions(address, limit) }
-  addressTransactionPage(address: string, page: ListPage): Promise<ChainAddressTransaction[]> { return this.index.addressTransactionPage(address, page) }
-  assetHistory(unit: string, limit: number): Promise<ChainAssetHistoryEntry[] | null> { return this.index.assetHistory(unit, limit) }
-  assetHistoryPage(unit: string, page: ListPage): Promise<ChainAssetHistoryEntry[] | null> { return this.index.assetHistoryPage(unit, page) }
-  poolDelegators(poolId: string, page: ListPage): Promise<ChainDelegator[] | null> { return this.index.poolDelegators(poolId, page) }
+  tip(): Promise<ChainBlock> { return this.answer(() => this.index.tip()) }
+  block(hashOrHeight: string | number): Promise<ChainBlock | null> { return this.answer(() => this.index.block(hashOrHeight)) }
+  epoch(epoch: number): Promise<ChainEpoch | null> { return this.answer(() => this.index.epoch(epoch)) }
+  latestEpoch(): Promise<ChainEpoch> { return this.answer(() => this.index.latestEpoch()) }
+  epochsAfter(epoch: number, count: number): Promise<ChainEpoch[]> { return this.answer(() => this.index.epochsAfter(epoch, count)) }
+  blocksAfter(height: number, count: number): Promise<ChainBlock[]> { return this.answer(() => this.index.blocksAfter(height, count)) }
+  blockTransactions(hashOrHeight: string | number, page: ListPage): Promise<string[] | null> { return this.answer(() => this.index.blockTransactions(hashOrHeight, page)) }
+  epochBlocks(epoch: number, page: ListPage): Promise<string[] | null> { return this.answer(() => this.index.epochBlocks(epoch, page)) }
+  transaction(hash: string): Promise<ChainTransaction | null> { return this.answer(() => this.index.transaction(hash)) }
+  addressTransactions(address: string, limit: number): Promise<ChainAddressTransaction[]> { return this.answer(() => this.index.addressTransactions(address, limit)) }
+  addressTransactionPage(address: string, page: ListPage): Promise<ChainAddressTransaction[]> { return this.answer(() => this.index.addressTransactionPage(address, page)) }
+  assetHistory(unit: string, limit: number): Promise<ChainAssetHistoryEntry[] | null> { return this.answer(() => this.index.assetHistory(unit, limit)) }
+  assetHistoryPage(unit: string, page: ListPage): Promise<ChainAssetHistoryEntry[] | null> { return this.answer(() => this.index.assetHistoryPage(unit, page)) }
+  poolDelegators(poolId: string, page: ListPage): Promise<ChainDelegator[] | null> { return this.answer(() => this.index.poolDelegators(poolId, page)) }
 
-  accountAddresses(stakeAddress: string, page: ListPage): Promise<string[] | null> { return this.index.accountAddresses(stakeAddress, page) }
+  accountAddresses(stakeAddress: string, page: ListPage): Promise<string[] | null> { return this.answer(() => this.index.accountAddresses(stakeAddress, page)) }
 
-  protocolParameters(epoch?: number): Promise<ChainProtocolParameters | null> { return this.ledger.protocolParameters(epoch) }
-  address(address: string): Promise<ChainAddress | null> { return this.ledger.address(address) }
-  addressUtxos(address: string): Promise<ChainUtxo[]> { return this.ledger.addressUtxos(address) }
-  account(stakeAddress: string): Promise<ChainAccount | null> { return this.ledger.account(stakeAddress) }
-  pool(poolId: string): Promise<ChainPool | null> { return this.ledger.pool(poolId) }
-  pools(page: ListPage): Promise<ChainPoolSummary[]> { return this.ledger.pools(page) }
-  drep(drepId: string): Promise<ChainDrep | null> { return this.ledger.drep(drepId) }
-  drepDelegators(drepId: string, page: ListPage): Promise<ChainDelegator[] | null> { return this.ledger.drepDelegators(drepId, page) }
-  dreps(page: ListPage): Promise<ChainDrep[]> { return this.ledger.dreps(page) }
-  network(): Promise<ChainNetwork> { return this.ledger.network() }
-  genesis(): Promise<ChainGenesis> { return this.ledger.genesis() }
-  submit(cbor: Uint8Array): Promise<string> { return this.ledger.submit(cbor) }
-  followFrom(points: { slot: number; hash: string }[]): Promise<void> { return this.index.followFrom(points) }
+  protocolParameters(epoch?: number): Promise<ChainProtocolParameters | null> { return this.answer(() => this.ledger.protocolParameters(epoch)) }
+  address(address: string): Promise<ChainAddress | null> { return this.answer(() => this.ledger.address(address)) }
+  addressUtxos(address: string): Promise<ChainUtxo[]> { return this.answer(() => this.ledger.addressUtxos(address)) }
+  account(stakeAddress: string): Promise<ChainAccount | null> { return this.answer(() => this.ledger.account(stakeAddress)) }
+  pool(poolId: string): Promise<ChainPool | null> { return this.answer(() => this.ledger.pool(poolId)) }
+  pools(page: ListPage): Promise<ChainPoolSummary[]> { return this.answer(() => this.ledger.pools(page)) }
+  drep(drepId: string): Promise<ChainDrep | null> { return this.answer(() => this.ledger.drep(drepId)) }
+  drepDelegators(drepId: string, page: ListPage): Promise<ChainDelegator[] | null> { return this.answer(() => this.ledger.drepDelegators(drepId, page)) }
+  dreps(page: ListPage): Promise<ChainDrep[]> { return this.answer(() => this.ledger.dreps(page)) }
+  network(): Promise<ChainNetwork> { return this.answer(() => this.ledger.network()) }
+  genesis(): Promise<ChainGenesis> { return this.answer(() => this.ledger.genesis()) }
+  submit(cbor: Uint8Array): Promise<string> { return this.answer(() => this.ledger.submit(cbor)) }
+  followFrom(points: { slot: number; hash: string }[]): Promise<void> { return this.answer(() => this.index.followFrom(points)) }
 }
