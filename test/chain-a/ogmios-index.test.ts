@@ -5,7 +5,7 @@ import { BlockfrostAdapter } from '../../srv/chains/chain-a/blockfrost.ts'
 import { ChainSyncIndex } from '../../srv/chains/chain-a/ogmios-index.ts'
 import { KupoClient } from '../../srv/chains/chain-a/kupo.ts'
 import { OgmiosRpc } from '../../srv/chains/chain-a/ogmios-rpc.ts'
-import type { ChainOutputContent, ListPage } from '../../srv/chains/chain-a/port.ts'
+import type { ListPage } from '../../srv/chains/chain-a/port.ts'
 import { ADA, buildTx, largestUtxo, startDevnet } from '../support/devnet.ts'
 
 /**
@@ -59,34 +59,22 @@ const ogmiosUrl = (httpUrl: string) => httpUrl.replace(/^http/, 'ws') + '/ogmios
 function following(url: string, maxBlocks: number): ChainSyncIndex {
   const rpc = new OgmiosRpc({ url, timeoutMs: 20_000 })
   const kupo = new KupoClient({ url: `${devnet.url}/kupo`, timeoutMs: 20_000, retries: 0 })
-  const created = new ChainSyncIndex({ rpc, from: 'origin', maxBlocks, resolveOutput: kupoOutput, genesisOutputs: genesis => kupo.blockOutputs(genesis), catchUpTimeoutMs: 120_000 })
+  const created = new ChainSyncIndex({ rpc, from: 'origin', maxBlocks, resolveOutput: (txHash, index) => kupo.output(txHash, index), genesisOutputs: genesis => kupo.blockOutputs(genesis), catchUpTimeoutMs: 120_000 })
   rpcs.push(rpc)
   indexes.push(created)
   created.start()
   return created
 }
 
-interface KupoMatch {
-  address: string
-  value: { coins: string; assets: Record<string, string> }
-  datum_hash: string | null
-  datum_type?: 'hash' | 'inline'
-  datum?: string | null
-  script_hash: string | null
-}
-
-async function kupoOutput(txHash: string, outputIndex: number): Promise<ChainOutputContent | null> {
-  const response = await fetch(`${devnet.url}/kupo/matches/${outputIndex}@${txHash}?resolve_hashes`, { headers: { accept: 'application/json;asset-quantity=string' } })
-  const [match] = (await response.json()) as KupoMatch[]
-  if (!match) return null
-  return {
-    address: match.address,
-    lovelace: String(match.value.coins),
-    assets: Object.entries(match.value.assets).map(([unit, quantity]) => ({ unit: unit.replace('.', ''), quantity: String(quantity) })).sort((a, b) => a.unit.localeCompare(b.unit)),
-    dataHash: match.datum_type === 'hash' ? match.datum_hash : null,
-    inlineDatum: match.datum_type === 'inline' ? (match.datum ?? null) : null,
-    referenceScriptHash: match.script_hash,
-  }
+/** An index following the devnet from its tip when started, caught up; inputs it never saw stay without content. */
+async function startedAtTip(maxBlocks: number): Promise<ChainSyncIndex> {
+  const rpc = new OgmiosRpc({ url: ogmiosUrl(devnet.url), timeoutMs: 20_000 })
+  const created = new ChainSyncIndex({ rpc, from: 'tip', maxBlocks, catchUpTimeoutMs: 120_000 })
+  rpcs.push(rpc)
+  indexes.push(created)
+  created.start()
+  await created.caughtUp()
+  return created
 }
 
 const genesisBlock = () => devnet.ledger.blocks[0]
@@ -258,12 +246,7 @@ describe('following the chain', () => {
   })
 
   test('started at the tip, the index holds the blocks made since; without a resolver, an input it never saw has no content', async () => {
-    const rpc = new OgmiosRpc({ url: ogmiosUrl(devnet.url), timeoutMs: 20_000 })
-    const late = new ChainSyncIndex({ rpc, from: 'tip', maxBlocks: 100, catchUpTimeoutMs: 120_000 })
-    rpcs.push(rpc)
-    indexes.push(late)
-    late.start()
-    await late.caughtUp()
+    const late = await startedAtTip(100)
     expect(late.heldFrom).toBeNull()
     await expect(late.tip()).rejects.toMatchObject({ status: 503, code: 'UPSTREAM_UNAVAILABLE' })
     const startedAt = await blockfrost.tip()
@@ -286,18 +269,12 @@ describe('following the chain', () => {
   })
 
   test('told where the read index stands (a restart), an index started at the tip follows again from there', async () => {
-    const rpc = new OgmiosRpc({ url: ogmiosUrl(devnet.url), timeoutMs: 20_000 })
-    const restarted = new ChainSyncIndex({ rpc, from: 'tip', maxBlocks: 2160, catchUpTimeoutMs: 120_000 })
-    rpcs.push(rpc)
-    indexes.push(restarted)
-    restarted.start()
-    await restarted.caughtUp()
+    const restarted = await startedAtTip(2160)
     const tip = await blockfrost.tip()
     // The read index's newest blocks, newest first, the newest of them replaced by a fork the node never saw.
     const stands = await blockfrost.block(tip.height - 6)
-    const points = [{ slot: stands!.slot + 1, hash: 'ab'.repeat(32) }, ...[0, 1, 2].map(back => ({ slot: stands!.slot - back, hash: '' }))]
-    for (const [i, height] of [stands!.height, stands!.height - 1, stands!.height - 2].entries()) points[i + 1].hash = (await blockfrost.block(height))!.hash
-    await restarted.followFrom(points)
+    const indexed = await Promise.all([0, 1, 2].map(async back => (await blockfrost.block(stands!.height - back))!))
+    await restarted.followFrom([{ slot: stands!.slot + 1, hash: 'ab'.repeat(32) }, ...indexed.map(block => ({ slot: block.slot, hash: block.hash }))])
     await restarted.caughtUp()
     expect(restarted.heldFrom!.height).toBe(stands!.height + 1)
     expect(await restarted.tip()).toEqual(tip)
@@ -308,12 +285,7 @@ describe('following the chain', () => {
   })
 
   test('told points the node does not know, an index follows from its start', async () => {
-    const rpc = new OgmiosRpc({ url: ogmiosUrl(devnet.url), timeoutMs: 20_000 })
-    const restarted = new ChainSyncIndex({ rpc, from: 'tip', maxBlocks: 2160, catchUpTimeoutMs: 120_000 })
-    rpcs.push(rpc)
-    indexes.push(restarted)
-    restarted.start()
-    await restarted.caughtUp()
+    const restarted = await startedAtTip(2160)
     await restarted.followFrom([{ slot: 3, hash: 'cd'.repeat(32) }])
     await restarted.caughtUp()
     expect(restarted.heldFrom).toBeNull()

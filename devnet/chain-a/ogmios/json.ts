@@ -29,11 +29,7 @@ function write(value: unknown): string | undefined {
 
 /**
  * Parses a request; integers that a double cannot hold exactly come back as `bigint` (read from
- * their source text), so lovelace in an additional UTxO set keeps every digit.
+ * their source text), so lovelace in an additional UTxO set keeps every digit. The same reading
+ * as the product's Ogmios client.
  */
-export function parse(text: string): unknown {
-  return JSON.parse(text, function (this: unknown, _key: string, value: unknown, context?: { source?: string }) {
-    if (typeof value === 'number' && !Number.isSafeInteger(value) && context?.source && /^-?\d+$/.test(context.source)) return BigInt(context.source)
-    return value
-  } as (key: string, value: unknown) => unknown)
-}
+export { parseOgmiosJson as parse } from '../../../srv/chains/chain-a/ogmios-rpc.ts'
