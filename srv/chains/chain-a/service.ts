@@ -28,10 +28,10 @@ const withoutUserinfo = (url: string) => url.replace(/\/\/[^/@]*@/, '//***@')
 const RECHECK_SECONDS = [5, 15, 60]
 
 /**
- * The chain-a service, `cds.requires['chain-a']` of kind `blockfrost`: the chain-A port over the
- * Blockfrost adapter (hosted Blockfrost, a self-hosted compatible server, or the embedded devnet the
- * bootstrap put into `credentials.url`), with the chain's facts (genesis, protocol parameters,
- * identity) held once for every service. Once the services are served it checks which chain the
+ * The chain-a service, `cds.requires['chain-a']` of kind `blockfrost`, `koios` or `ogmios`: the
+ * chain-A port over that kind's adapter (the hosted service, a server of one's own, or the embedded
+ * devnet, which speaks every kind's API, put into `credentials` by the bootstrap), with the chain's
+ * facts (genesis, protocol parameters, identity) held once for every service. Once the services are served it checks which chain the
  * upstream serves, and raises CHAIN_CHANGED when that is not the recorded one.
  */
 export default class ChainAService extends cds.Service {
