@@ -1,5 +1,5 @@
 import * as CSL from '@emurgo/cardano-serialization-lib-nodejs'
-import { ApiError, badInput } from '../../lib/errors.ts'
+import { ApiError } from '../../lib/errors.ts'
 import { decodeAddress } from './csl.ts'
 import type { KupoClient } from './kupo.ts'
 import { OgmiosRpcError, type OgmiosRpc } from './ogmios-rpc.ts'
@@ -17,14 +17,13 @@ import type {
   ChainUtxo,
   ListPage,
 } from './port.ts'
-import type { RedeemerBudget, RedeemerTag } from './plutus.ts'
 import { UpstreamCalls } from './upstream-calls.ts'
 import { upstreamStatusError } from './upstream-errors.ts'
 import { assetList } from './value.ts'
 
 /**
  * The ledger-state reads of the chain-A port over Ogmios v6 (JSON-RPC: protocol parameters, stake
- * pools, reward accounts, DReps, treasury and reserves, genesis, submission and evaluation) and
+ * pools, reward accounts, DReps, treasury and reserves, genesis and submission) and
  * Kupo (outputs by address and by stake credential), with the figures only the chain-sync index
  * knows (blocks per pool, withdrawals, an account's active epoch).
  *
@@ -135,7 +134,6 @@ interface ShelleyGenesis {
 
 interface Pots { treasury: Ada; reserves: Ada }
 
-interface EvaluationFailure { validator: { purpose: string; index: number }; error: { message: string; data?: { validationError?: string; traces?: string[] } } }
 
 const lovelace = (amount: Ada | undefined) => BigInt(amount?.ada.lovelace ?? 0)
 const text = (value: Integer | undefined) => (value === undefined ? null : String(value))
@@ -343,14 +341,6 @@ export class OgmiosLedgerReads {
     return id
   }
 
-  /** What each redeemer of the transaction needs; a failing script is 400 SCRIPT_FAILED. */
-  async evaluate(cbor: Uint8Array): Promise<RedeemerBudget[]> {
-    const budgets = await this.calls.call('read', () => this.rpc.request<{ validator: { purpose: string; index: number }; budget: Budget }[]>('evaluateTransaction', { transaction: { cbor: hex(cbor) } }).catch(error => {
-      throw evaluationError(error)
-    }))
-    return budgets.map(({ validator, budget }) => ({ tag: redeemerTag(validator.purpose), index: validator.index, mem: Number(budget.memory), steps: Number(budget.cpu) }))
-  }
-
   /** One ledger-state query; an error answer becomes 503 UPSTREAM_UNAVAILABLE naming the query. */
   private query<T>(method: string, params?: Record<string, unknown>): Promise<T> {
     return this.calls.call('read', () => this.rpc.request<T>(method, params).catch(error => {
@@ -493,14 +483,6 @@ function toDrep(drep: RegisteredDrep, currentEpoch: number): ChainDrep {
 
 const saturation = (stake: bigint, saturationPoint: number) => (saturationPoint > 0 ? Number(stake) / saturationPoint : 0)
 
-const PURPOSES: Record<string, RedeemerTag> = { spend: 'spend', mint: 'mint', publish: 'cert', withdraw: 'reward', vote: 'vote', propose: 'propose' }
-
-function redeemerTag(purpose: string): RedeemerTag {
-  const tag = PURPOSES[purpose]
-  if (!tag) throw new ApiError(503, 'UPSTREAM_UNAVAILABLE', `chain-A upstream (Ogmios) evaluated a redeemer of an unknown purpose '${purpose}'`)
-  return tag
-}
-
 // ---- errors --------------------------------------------------------------------------------------
 
 /** Submission errors (3000–3999) and undecodable bytes (-32602) are the ledger's verdict; other codes are Ogmios's trouble. */
@@ -513,19 +495,6 @@ function submissionError(error: unknown): unknown {
   if (!(error instanceof OgmiosRpcError)) return error
   if (isVerdict(error.code)) return upstreamStatusError(400, 'submit', `${error.message}${dataText(error.data)}`)
   return new ApiError(503, 'UPSTREAM_UNAVAILABLE', `chain-A upstream (Ogmios) could not take the transaction: ${error.code} ${error.message}`)
-}
-
-function evaluationError(error: unknown): unknown {
-  if (!(error instanceof OgmiosRpcError)) return error
-  if (error.code === 3010 && Array.isArray(error.data)) {
-    const failures = (error.data as EvaluationFailure[]).map(({ validator, error: failure }) => {
-      const traces = failure.data?.traces?.length ? ` (trace: ${failure.data.traces.join(' | ')})` : ''
-      return `the ${validator.purpose} script of redeemer ${validator.index} failed: ${failure.data?.validationError ?? failure.message}${traces}`
-    })
-    return badInput('SCRIPT_FAILED', `Script evaluation failed: ${failures.join('; ')}`)
-  }
-  if (isVerdict(error.code)) return badInput('SCRIPT_FAILED', `The transaction cannot be evaluated: ${error.message}${dataText(error.data)}`)
-  return new ApiError(503, 'UPSTREAM_UNAVAILABLE', `chain-A upstream (Ogmios) could not evaluate the transaction: ${error.code} ${error.message}`)
 }
 
 // ---- identifiers ---------------------------------------------------------------------------------
