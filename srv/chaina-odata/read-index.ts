@@ -389,9 +389,12 @@ const NOT_FOUND_CODES: Record<string, string> = {
   LedgerProtocolParameters: 'PARAMETERS_NOT_FOUND',
 }
 
-/** A 404 whose code names what is missing. */
-export const notFoundIn = (entity: string, key: unknown) =>
-  notFound(NOT_FOUND_CODES[entity] ?? 'NOT_FOUND', `No ${entity} entry with key ${JSON.stringify(key)}`)
+/** Entities of the chain's history, which an upstream's own index may not reach back through. */
+const HISTORY = new Set(['Transactions', 'Blocks', 'Epochs'])
+
+/** A 404 whose code names what is missing; for the chain's history, how far back the upstream reaches when it does not reach its start. */
+export const notFoundIn = (entity: string, key: unknown, coverage?: string) =>
+  notFound(NOT_FOUND_CODES[entity] ?? 'NOT_FOUND', `No ${entity} entry with key ${JSON.stringify(key)}${coverage && HISTORY.has(entity) ? ` (${coverage})` : ''}`)
 
 const segmentName = (segment: Segment): string => (typeof segment === 'string' ? segment : segment.id)
 const keyPins = (segment: Segment): Pins => (typeof segment === 'object' && segment.where ? equalities(segment.where) : {})

@@ -59,7 +59,7 @@ export class ChainAReadService extends cds.ApplicationService {
       const txHash = parseTxHash(hash, target)
       await index.transaction(txHash)
       const found = await SELECT.one.from(Transactions).where({ hash: txHash })
-      if (!found) throw notFound('TRANSACTION_NOT_FOUND', `Transaction ${txHash} is not on chain`, target)
+      if (!found) throw notFound('TRANSACTION_NOT_FOUND', `Transaction ${txHash} is not on chain${inParentheses(await coverage())}`, target)
       return found
     }
     const rowsOf = (entity: any, ...order: string[]) => async (req: cds.Request) => {
@@ -123,11 +123,21 @@ export class ChainAReadService extends cds.ApplicationService {
       const unit = parseAssetUnit(req.data.unit)
       await index.assetHistory(unit)
       const history = await SELECT.from(AssetHistory_).where({ unit }).orderBy('position')
-      if (!history.length) throw notFound('ASSET_NOT_FOUND', `Asset ${unit} has never been minted`, 'unit')
+      if (!history.length) throw notFound('ASSET_NOT_FOUND', `Asset ${unit} has never been minted${inParentheses(await coverage())}`, 'unit')
       return history
     })
   }
 }
+
+/** How far back the upstream's history reaches, when not to the chain's start (the ogmios kind's own index). */
+async function coverage(): Promise<string | undefined> {
+  try {
+    return (await chainA()).port.coverage?.()
+  } catch {
+    return undefined
+  }
+}
+const inParentheses = (text: string | undefined) => (text ? ` (${text})` : '')
 
 function rejectNotFound(code: string, message: string, target: string): never {
   throw notFound(code, message, target)
@@ -152,7 +162,7 @@ function indexingFirst(index: ChainAIndex) {
 async function answerNotFoundByName(req: cds.Request, next: Function) {
   const result = await next()
   const keyed = req.params?.length && (req.query as any).SELECT?.one
-  if (keyed && (result === null || result === undefined)) throw notFoundIn(localName(req.target!.name), req.params[req.params.length - 1])
+  if (keyed && (result === null || result === undefined)) throw notFoundIn(localName(req.target!.name), req.params[req.params.length - 1], await coverage())
   return result
 }
 

@@ -11,9 +11,11 @@ import { runningDevnet } from '../support/chain-a.ts'
 // The ogmios kind keeps its chain index in memory, so a restart begins it again at OGMIOS_SYNC_FROM
 // (the node's tip in production). The follower resumes its read index further back: it tells the
 // new index where it stands, and the blocks made while the server was down are indexed all the same.
+// What neither index holds is answered 404 saying how far back the chain index reaches.
 process.env.CHAIN_A_KIND = 'ogmios'
 process.env.CHAIN_A_FOLLOWER_ENABLED = 'false'
-cds.test(__dirname + '/../..')
+const { GET, POST, defaults } = cds.test(__dirname + '/../..')
+defaults.auth = { username: 'alice', password: '' }
 
 const { SELECT, DELETE } = cds.ql
 
@@ -57,4 +59,13 @@ test('after a restart, the follower resumes where its read index stands, though 
   const indexed = await SELECT.from(Blocks).columns('height', 'hash').where({ height: { '>': indexedHeight } }).orderBy('height')
   expect(indexed).toEqual(devnet.ledger.blocks.slice(indexedHeight + 1).map(block => ({ height: block.height, hash: block.hash })))
   expect(await SELECT.one.from(SyncState_)).toMatchObject({ indexedHeight: devnet.ledger.tip.height, indexedHash: devnet.ledger.tip.hash, status: 'synced' })
+})
+
+test('a transaction neither index holds is 404, saying how far back the chain index reaches', async () => {
+  const hash = 'ab'.repeat(32)
+  const read = await GET(`/odata/v4/chaina-odata/Transactions('${hash}')`).catch(error => error.response)
+  expect(read.status).toBe(404)
+  expect(read.data.error).toMatchObject({ code: 'TRANSACTION_NOT_FOUND', message: expect.stringMatching(/the chain index of the ogmios kind holds blocks from height \d+ \(slot \d+\) on/) })
+  const action = await POST('/odata/v4/chaina-odata/GetTransactionByHash', { hash }).catch(error => error.response)
+  expect(action.data.error).toMatchObject({ code: 'TRANSACTION_NOT_FOUND', message: expect.stringMatching(/is not on chain \(the chain index of the ogmios kind holds blocks from height/) })
 })

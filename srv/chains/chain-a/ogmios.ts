@@ -116,4 +116,11 @@ export class OgmiosAdapter implements ChainAPort {
   genesis(): Promise<ChainGenesis> { return this.answer(() => this.ledger.genesis()) }
   submit(cbor: Uint8Array): Promise<string> { return this.answer(() => this.ledger.submit(cbor)) }
   followFrom(points: { slot: number; hash: string }[]): Promise<void> { return this.answer(() => this.index.followFrom(points)) }
+
+  coverage(): string | undefined {
+    const from = this.index.heldFrom
+    if (from?.height === 0) return undefined
+    const held = from ? `blocks from height ${from.height} (slot ${from.slot}) on` : 'no block yet'
+    return `the chain index of the ogmios kind holds ${held}; an older block or transaction is known only where the follower indexed it`
+  }
 }

@@ -327,4 +327,6 @@ export interface ChainAPort {
    * gives its newest indexed blocks when it resumes, so both indexes meet after a restart.
    */
   followFrom?(points: { slot: number; hash: string }[]): Promise<void>
+  /** How far back the upstream's history reaches, when not to the chain's start: said in a not-found answer. */
+  coverage?(): string | undefined
 }
