@@ -45,8 +45,14 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 }, 30_000)
 
-test('chain A is read through the kind CHAIN_A_KIND names (test/koios/ runs this file on Koios)', () => {
+test('chain A is read through the kind CHAIN_A_KIND names (test/koios/ and test/ogmios/ run this file on those kinds)', () => {
   expect(server.output()).toContain(`connect to chain-a > ${process.env.CHAIN_A_KIND ?? 'blockfrost'}`)
+})
+
+test('the steps keep what they write in fresh temporary files (runs side by side, as the kinds\' quick starts in CI, share none)', () => {
+  for (const block of ['<!-- quickstart-steps', '<!-- quickstart-chain-b-steps', '<!-- quickstart-analytics-steps', '<!-- quickstart-lanes-steps']) {
+    expect({ block, fixed: shBlockAfter(block).match(/\/tmp\/[\w.-]+/g) }).toEqual({ block, fixed: null })
+  }
 })
 
 test('the set-up is the two commands npm ci and npm start', () => {
