@@ -61,11 +61,14 @@ test('after a restart, the follower resumes where its read index stands, though 
   expect(await SELECT.one.from(SyncState_)).toMatchObject({ indexedHeight: devnet.ledger.tip.height, indexedHash: devnet.ledger.tip.hash, status: 'synced' })
 })
 
+/** The answer of a request, an error status included. */
+const answerOf = (promise: Promise<any>) => promise.then(response => response, error => error.response)
+
 test('a transaction neither index holds is 404, saying how far back the chain index reaches', async () => {
   const hash = 'ab'.repeat(32)
-  const read = await GET(`/odata/v4/chaina-odata/Transactions('${hash}')`).catch(error => error.response)
+  const read = await answerOf(GET(`/odata/v4/chaina-odata/Transactions('${hash}')`))
   expect(read.status).toBe(404)
   expect(read.data.error).toMatchObject({ code: 'TRANSACTION_NOT_FOUND', message: expect.stringMatching(/the chain index of the ogmios kind holds blocks from height \d+ \(slot \d+\) on/) })
-  const action = await POST('/odata/v4/chaina-odata/GetTransactionByHash', { hash }).catch(error => error.response)
+  const action = await answerOf(POST('/odata/v4/chaina-odata/GetTransactionByHash', { hash }))
   expect(action.data.error).toMatchObject({ code: 'TRANSACTION_NOT_FOUND', message: expect.stringMatching(/is not on chain \(the chain index of the ogmios kind holds blocks from height/) })
 })
