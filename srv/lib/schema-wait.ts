@@ -27,15 +27,26 @@ export async function untilTheSchemaIsDeployed(retryMs = RETRY_MS): Promise<void
 
 async function untilTheTablesAreThere(db: cds.Service, expected: string[], retryMs: number): Promise<void> {
   let waited = false
+  let unanswered = false
   for (;;) {
-    const missing = await missingTables(db, expected)
-    if (!missing.length) break
+    // A database that cannot be reached yet, or a pool that found no connection in time (a small
+    // pool on a busy machine), is asked again: the server starts once it answers.
+    const missing = await missingTables(db, expected).catch((error: Error) => {
+      if (!unanswered) LOG.warn(`the database does not answer yet (${error.message}); looking again every ${Math.round(retryMs / 1000)} s`)
+      unanswered = true
+      return undefined
+    })
+    if (missing && !missing.length) break
+    if (!missing) {
+      await new Promise(resolve => setTimeout(resolve, Math.min(retryMs, 1000)))
+      continue
+    }
     if (!waited) LOG.warn(`waiting for the database schema: ${missing.length} of ${expected.length} tables are missing (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}); `
       + `deploy it with the deployer task (on Cloud Foundry the chain-access-postgres-deployer app's task deploy-to-postgresql; locally npm run deploy:pg). Looking again every ${Math.round(retryMs / 1000)} s`)
     waited = true
     await new Promise(resolve => setTimeout(resolve, retryMs))
   }
-  if (waited) LOG.info('the database schema is deployed; starting')
+  if (waited || unanswered) LOG.info('the database schema is deployed; starting')
 }
 
 /** The tables the model's persisted entities need (not views, not entities kept elsewhere), as PostgreSQL names them. */

@@ -27,9 +27,22 @@ export function indexStatements(model: { definitions: Record<string, unknown> })
   return statements
 }
 
+/** How long a statement is tried again while the pool hands out no connection in time (a small pool on a busy machine at start). */
+const BUSY_POOL_PATIENCE_MS = 30_000
+
 export async function createSecondaryIndexes(): Promise<void> {
   if (!cds.db || !cds.model) return
+  const deadline = Date.now() + BUSY_POOL_PATIENCE_MS
   for (const statement of indexStatements(cds.model as never)) {
-    await cds.db.run(statement).catch((error: Error) => LOG.warn(`index not created (${statement}):`, error.message))
+    for (;;) {
+      const error = await cds.db.run(statement).then(() => undefined, (error: Error) => error)
+      if (!error) break
+      if (error.name === 'TimeoutError' && Date.now() < deadline) {
+        await new Promise(resolve => setTimeout(resolve, 100))
+        continue
+      }
+      LOG.warn(`index not created (${statement}):`, error.message)
+      break
+    }
   }
 }

@@ -26,7 +26,7 @@ const UNITS = 1000
 const env: NodeJS.ProcessEnv = {
   ...process.env, NODE_ENV: 'development', CDS_ENV: 'pg', CDS_REQUIRES_DB_CREDENTIALS_DATABASE: database, PORT: '0', CDS_TYPESCRIPT: 'true',
   NODE_OPTIONS: '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON',
-  CHAIN_A_DEVNET_ACTIVITY: 'false', CHAIN_B_DEVNET_ACTIVITY: 'false', CHAIN_A_DEVNET_STATE_DIR: 'none', CHAIN_B_DEVNET_STATE_DIR: 'none',
+  DEVNET_ACTIVITY: 'false', CHAIN_B_DEVNET_ACTIVITY: 'false', DEVNET_STATE_DIR: 'none', CHAIN_B_DEVNET_STATE_DIR: 'none',
   // One key sends every call: its own limits stay out of the way of the instance's.
   GATEWAY_RATE_PER_SECOND: '100000', GATEWAY_BURST: '100000', GATEWAY_MAX_CALLS_IN_FLIGHT: '100000',
 }
