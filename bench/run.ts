@@ -6,7 +6,8 @@
  *   npm run bench                      all benchmarks
  *   BENCH_ROUNDS=5000 npm run bench    more samples per latency figure
  *   BENCH_SECONDS=10 npm run bench     longer throughput runs (default 5 s each)
- *   BENCH_ONLY=chain-b npm run bench   one group: chain-a, chain-a-backends, chain-b, zk, analytics, portal, mcp, gateway, read-budget or cli
+ *   BENCH_ONLY=chain-b npm run bench   one group: chain-a, chain-a-backends, chain-b, zk, analytics, portal, mcp, gateway, read-budget, cli
+ *                                      or vault-state
  *   BENCH_ONLY=gateway-cost npm run bench  what a charged call costs: statements per call, CPU self time
  *                                      per call against the gateway off (only when asked for)
  *   BENCH_ONLY=analytics npm run bench follower lag, bucket writer and analytics reads over 30 days of
@@ -26,6 +27,7 @@ import { mcpBenchmarks } from './mcp.ts'
 import { readBudgetBenchmarks } from './read-budget.ts'
 import { gatewayCostBenchmarks } from './gateway-cost.ts'
 import { cliBenchmarks } from './cli.ts'
+import { vaultStateBenchmarks } from './vault-state.ts'
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2000)
 const runs = (group: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY === group
@@ -69,6 +71,7 @@ async function main() {
   if (runs('gateway')) await gatewayBenchmarks({ seconds: Number(process.env.BENCH_SECONDS ?? 5) })
   if (runs('read-budget')) await readBudgetBenchmarks({ seconds: Number(process.env.BENCH_SECONDS ?? 5) })
   if (runs('cli')) await cliBenchmarks({ runs: Number(process.env.BENCH_CLI_RUNS ?? 5) })
+  if (runs('vault-state')) await vaultStateBenchmarks()
   if (process.env.BENCH_ONLY === 'gateway-cost') await gatewayCostBenchmarks({ seconds: Number(process.env.BENCH_SECONDS ?? 5) })
   process.exit(0)
 }

@@ -2,7 +2,9 @@ import cds from '@sap/cds'
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { buildSchema, type GraphQLSchema } from 'graphql'
-import { encodeVaultState } from '../../srv/chains/chain-b/vault.ts'
+import { createHash } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
+import { encodeVaultState } from '../../srv/chains/chain-b/vault-codec.ts'
 import type { Ledger } from './ledger.ts'
 import { PROTOCOL_VERSION, type Block, type ContractActionRecord, type TxRecord, type Utxo } from './types.ts'
 
@@ -72,6 +74,12 @@ function contractActionAt(ledger: Ledger, address: string, offset?: ContractActi
 
 class Views {
   private readonly ledger: Ledger
+  /**
+   * The vault's states as Midnight's serialized ContractState, by their content: encoding one
+   * takes long (its records go through the ledger's WebAssembly), and the newest is asked for
+   * again and again. By content, not by action: a reorg may give an action index another state.
+   */
+  private readonly encodedStates = new LRUCache<string, Promise<string>>({ max: 16 })
   constructor(ledger: Ledger) {
     this.ledger = ledger
   }
@@ -126,11 +134,23 @@ class Views {
     return tx.body.type === 'parameters' ? [event('ParamChange')] : []
   }
 
+  private encodedStateAt(index: number): Promise<string> {
+    const state = this.ledger.vaultStateAt(index)
+    const key = createHash('sha256').update(JSON.stringify(state)).digest('hex')
+    let encoded = this.encodedStates.get(key)
+    if (!encoded) {
+      encoded = encodeVaultState(state)
+      this.encodedStates.set(key, encoded)
+      encoded.catch(() => this.encodedStates.delete(key))
+    }
+    return encoded
+  }
+
   action(action: ContractActionRecord, tx: TxRecord): Record<string, unknown> {
     const view: Record<string, unknown> = {
       __typename: action.kind,
       address: action.address,
-      state: () => encodeVaultState(this.ledger.vaultStateAt(action.index)),
+      state: () => this.encodedStateAt(action.index),
       zswapState: '',
       transaction: () => this.transaction(tx),
       unshieldedBalances: [],

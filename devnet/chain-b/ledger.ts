@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import type { SponsoredCall, Submission, VaultCall } from '../../srv/chains/chain-b/port.ts'
-import { decodeVaultState, devnetVaultAddress, emptyVaultState, encodeVaultState, identityOf, sha256Hex, signDigest, type VaultKey, vaultKeyFromSeed, type VaultState, verifyDigest } from '../../srv/chains/chain-b/vault.ts'
+import { devnetVaultAddress, emptyVaultState, identityOf, sha256Hex, signDigest, type VaultKey, vaultKeyFromSeed, type VaultState, verifyDigest } from '../../srv/chains/chain-b/vault.ts'
 import { checkCallShape, checkCallSignatures, ExecutionFailure, executeCall } from './contract.ts'
 import {
   type Block, type ContractActionRecord, LedgerRejection, type LedgerParameters, NIGHT, type OutputRef, type OutputSpec,
@@ -201,7 +201,7 @@ export class Ledger extends EventEmitter {
   vaultStateAt(index: number): VaultState {
     if (index >= this.vaultActions.length - 1) return this.state.vault
     const start = Math.floor(index / CHECKPOINT_EVERY) * CHECKPOINT_EVERY
-    let state = start === 0 ? emptyVaultState() : decodeVaultState(this.checkpoints.get(start)!)
+    let state = start === 0 ? emptyVaultState() : JSON.parse(this.checkpoints.get(start)!) as VaultState
     for (let i = start + 1; i <= index; i++) {
       const action = this.vaultActions[i]
       if (action.call) state = executeCall(state, action.call, { attesterKey: action.attesterKey!, sponsorKey: action.sponsorKey! }, action)
@@ -490,7 +490,7 @@ export class Ledger extends EventEmitter {
   private recordAction(record: TxRecord, action: VaultAction) {
     const index = this.vaultActions.push(action) - 1
     record.actions.push({ kind: action.kind, address: this.vaultAddress, entryPoint: action.call?.circuit ?? null, index })
-    if (index > 0 && index % CHECKPOINT_EVERY === 0) this.checkpoints.set(index, encodeVaultState(this.state.vault))
+    if (index > 0 && index % CHECKPOINT_EVERY === 0) this.checkpoints.set(index, JSON.stringify(this.state.vault))
   }
 }
 

@@ -21,6 +21,8 @@ export const APP_FILES = {
   themeWorker: `srv/front-ends/theme-worker${MODULE}`,
   /** The worker thread that proves a claim. */
   proverWorker: `srv/chains/chain-b/zk/prover-worker${MODULE}`,
+  /** The worker thread that encodes and decodes the vault's state in Midnight's ledger form. */
+  vaultCodecWorker: `srv/chains/chain-b/vault-codec-worker${MODULE}`,
   /** The subset of the chain-B indexer's GraphQL schema the adapter's queries are checked against. */
   indexerSchema: 'srv/chains/chain-b/indexer-schema.graphql',
   /** The circuits' keys, unless `cds.requires['chain-b'].zk.keys` names others. */

@@ -89,6 +89,8 @@ let engines: string
 let installOutput = ''
 const databases: string[] = []
 const devnets: { child: ChildProcess; url: string; output: () => string }[] = []
+/** The vault of the chain-B devnet, as its status reports it: what an operator sets as CHAIN_B_VAULT_ADDRESS. */
+let chainBVault: string
 const servers: RunningServer[] = []
 const outputs: Record<string, string> = {}
 const projectNode: NodeRuntime = { version: process.version.slice(1), bin: dirname(process.execPath) }
@@ -107,6 +109,7 @@ beforeAll(async () => {
   else console.log(`deployment test: Node ${lowest} (the lowest the engines allow) is not in ${folder}, so the artefact is tested on Node ${projectNode.version} only; .ci/run downloads it`)
   devnets.push(await startDevnet([], { DEVNET_STATE_DIR: 'none' }, /^(http:\/\/\S+)$/m))
   devnets.push(await startDevnet(['--chain', 'b'], { CHAIN_B_DEVNET_STATE_DIR: 'none' }, /^(http:\/\/\S+\/api\/v4\/graphql)$/m))
+  chainBVault = (await (await fetch(devnets[1].url.replace(/\/graphql$/, '/devnet/status'))).json()).vaultAddress
 }, 900_000)
 
 afterAll(async () => {
@@ -176,7 +179,7 @@ function productionEnvironment(node: NodeRuntime, database: string, extra: NodeJ
     VCAP_APPLICATION: JSON.stringify({ application_name: 'chain-access-srv', application_uris: ['cag.cfapps.example.com'] }),
     VCAP_SERVICES: JSON.stringify({ 'postgresql-db': [postgresBinding(database)], 'user-provided': [secretsBinding()] }),
     BLOCKFROST_URL: devnets[0].url, CHAIN_A_NETWORK: 'devnet',
-    CHAIN_B_INDEXER_URL: devnets[1].url, CHAIN_B_SUBMIT_URL: devnets[1].url.replace(/\/graphql$/, '/submit'),
+    CHAIN_B_INDEXER_URL: devnets[1].url, CHAIN_B_SUBMIT_URL: devnets[1].url.replace(/\/graphql$/, '/submit'), CHAIN_B_VAULT_ADDRESS: chainBVault,
     CHAIN_B_ZK_ALLOW_DEVELOPMENT_KEYS: 'true',
     ...extra,
   }
@@ -298,9 +301,12 @@ function hostedDeployment(node: () => NodeRuntime | undefined, label: string) {
       const chainB = await call(`${state.server}/odata/v4/chainb/Blocks?$top=1`, 'GET', bearer(state.key!))
       expect([chainB.status, chainB.body?.error]).toEqual([200, undefined])
       expect(Number(chainB.headers.get('x-access-units-charged'))).toBeGreaterThan(0)
+      // The vault's state read through the ledger's WebAssembly in the codec's thread, as the artefact ships it.
+      const verdict = await call(`${state.server}/odata/v4/chainb-verify/verifyDocument(sha256='${'0'.repeat(64)}')`, 'GET', bearer(state.key!))
+      expect([verdict.status, verdict.body?.error, verdict.body?.code]).toEqual([200, undefined, 'NOT_ANCHORED'])
       const me = await call(`${state.server}/me`, 'GET', bearer(state.key!))
       expect(me.status).toBe(200)
-      expect(me.body.unitsLeft).toBe(ISSUED_UNITS - Number(blocks.headers.get('x-access-units-charged')) - Number(chainB.headers.get('x-access-units-charged')))
+      expect(me.body.unitsLeft).toBe(ISSUED_UNITS - [blocks, chainB, verdict].reduce((sum, answer) => sum + Number(answer.headers.get('x-access-units-charged')), 0))
       expect((await call(`${state.server}/odata/v4/chaina-odata/Blocks?$top=1`, 'GET')).status).toBe(401)
     },
     async stop() {

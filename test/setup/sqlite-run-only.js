@@ -47,6 +47,8 @@ const DATABASE_FREE = [
   'chains/chain-b/ledger.test.ts',
   'chains/chain-b/prover.test.ts',
   'chains/chain-b/vault.test.ts',
+  'chains/chain-b/vault-codec.test.ts',
+  'chains/chain-b/midnight-provider.test.ts',
   'devnet/',
   'fuzz/harness.test.ts',
   'gateway/lane-secret.test.ts',

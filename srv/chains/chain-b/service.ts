@@ -4,7 +4,8 @@ import { chainBConfig, chainBEnabled, chainBSecrets, checkZkKeys, zkConfig, type
 import { IndexerClient } from './indexer-client.ts'
 import type { ChainBPort } from './port.ts'
 import { ApiError } from '../../lib/errors.ts'
-import { decodeVaultState, seedBytes, vaultKeyFromSeed, type VaultKey, type VaultState } from './vault.ts'
+import { decodeVaultState, VaultStateUnreadable } from './vault-codec.ts'
+import { seedBytes, vaultKeyFromSeed, type VaultKey, type VaultState } from './vault.ts'
 import { ZeroKnowledge } from './zk/index.ts'
 
 /** What a devnet faucet credits at once when the sponsor runs low (smallest DUST unit). */
@@ -64,7 +65,10 @@ export default class ChainBConnector extends cds.Service {
     const address = this.settings.vaultAddress
     const action = address ? await this.port.contractAction(address) : undefined
     if (!action) throw new ApiError(503, 'CHAIN_B_UNAVAILABLE', 'the attestation vault is not deployed on chain B')
-    return decodeVaultState(action.state)
+    return decodeVaultState(action.state).catch((error: Error) => {
+      if (error instanceof VaultStateUnreadable) throw new ApiError(502, 'CHAIN_B_UPSTREAM_ERROR', `the attestation vault's state on chain B cannot be read: ${error.message}`)
+      throw error
+    })
   }
 
   /** The attester key of a subject (a grant id, a user id): ed25519 seed = HMAC-SHA256(attesterSecret, 'attester:' + subject). */

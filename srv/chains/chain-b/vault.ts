@@ -92,14 +92,6 @@ export const claimKeyOf = (circuit: string, publicSignals: string[]) => sha256He
 
 export const emptyVaultState = (): VaultState => ({ documents: {}, commitments: {}, attestations: {} })
 
-/** The state as the contract action's `state` carries it: hex of its UTF-8 JSON. */
-export const encodeVaultState = (state: VaultState): string => Buffer.from(JSON.stringify(state)).toString('hex')
-
-export function decodeVaultState(hex: string): VaultState {
-  const parsed = JSON.parse(Buffer.from(hex, 'hex').toString('utf8')) as Partial<VaultState>
-  return { ...emptyVaultState(), ...parsed }
-}
-
 export const sha256Hex = (data: string | Buffer) => createHash('sha256').update(data).digest('hex')
 
 /** The commitment that hides a payload hash until it is revealed. */

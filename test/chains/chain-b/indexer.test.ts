@@ -6,7 +6,7 @@ import { ChainBDevnet } from '../../../devnet/chain-b/index.ts'
 import { IndexerClient } from '../../../srv/chains/chain-b/indexer-client.ts'
 import { ADAPTER_DOCUMENTS } from '../../../srv/chains/chain-b/indexer-queries.ts'
 import type { ChainBBlock } from '../../../srv/chains/chain-b/port.ts'
-import { decodeVaultState } from '../../../srv/chains/chain-b/vault.ts'
+import { decodeVaultState } from '../../../srv/chains/chain-b/vault-codec.ts'
 import { waitFor } from '../../support/chain-b.ts'
 import { hash, key, signedCall } from './helpers.ts'
 
@@ -96,7 +96,7 @@ describe('the adapter reads', () => {
     const address = devnet.vaultAddress
     const latest = await client.contractAction(address)
     expect(latest).toMatchObject({ kind: 'ContractCall', address })
-    expect(decodeVaultState(latest!.state)).toEqual(devnet.ledger.vaultState)
+    expect(await decodeVaultState(latest!.state)).toEqual(devnet.ledger.vaultState)
     expect(await client.contractAction(address, { blockOffset: { height: 0 } })).toMatchObject({ kind: 'ContractDeploy', entryPoint: null })
     const deploy = devnet.ledger.blockAt(0)!.transactions.find(tx => tx.actions.length)!
     expect(await client.contractAction(address, { transactionOffset: { hash: deploy.hash } })).toMatchObject({ kind: 'ContractDeploy' })

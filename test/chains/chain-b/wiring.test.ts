@@ -41,4 +41,15 @@ describe('chain-b service on the embedded devnet', () => {
     const action = await service.port.contractAction(contractAddress)
     expect(action).toMatchObject({ kind: 'ContractCall', entryPoint: 'attest' })
   })
+
+  it('reads the vault from its ContractState; a state that is no vault ContractState is 502 CHAIN_B_UPSTREAM_ERROR naming the problem', async () => {
+    const service = await chainB()
+    expect(Object.keys((await service.vaultState()).documents)).toContain(sha256Hex('doc'))
+    const latest = (await service.port.contractAction(service.settings.vaultAddress!))!
+    for (const state of ['ff', Buffer.from('{"documents":{}}').toString('hex')]) {
+      const read = jest.spyOn(service.port, 'contractAction').mockResolvedValueOnce({ ...latest, state })
+      await expect(service.vaultState()).rejects.toMatchObject({ status: 502, code: 'CHAIN_B_UPSTREAM_ERROR', message: expect.stringMatching(/^the attestation vault's state on chain B cannot be read: /) })
+      read.mockRestore()
+    }
+  })
 })

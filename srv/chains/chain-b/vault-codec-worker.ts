@@ -1,0 +1,16 @@
+import { parentPort } from 'node:worker_threads'
+import { decodeVaultContractState, encodeVaultContractState } from './vault-contract-state.ts'
+import type { VaultState } from './vault.ts'
+
+/** The vault codec's thread (see vault-codec.ts): one state encoded or decoded at a time. */
+
+type Task = { id: number; encode: VaultState } | { id: number; decode: string }
+
+parentPort!.on('message', (task: Task) => {
+  try {
+    if ('encode' in task) parentPort!.postMessage({ id: task.id, result: Buffer.from(encodeVaultContractState(task.encode)).toString('hex') })
+    else parentPort!.postMessage({ id: task.id, result: decodeVaultContractState(Buffer.from(task.decode, 'hex')) })
+  } catch (error) {
+    parentPort!.postMessage({ id: task.id, error: String((error as Error)?.message ?? error).slice(0, 500) })
+  }
+})

@@ -1,0 +1,71 @@
+import { Worker } from 'node:worker_threads'
+import { LRUCache } from 'lru-cache'
+import { appFile } from '../../lib/app-files.ts'
+import type { VaultState } from './vault.ts'
+
+/**
+ * The vault's state to and from Midnight's serialized `ContractState` (vault-contract-state.ts),
+ * in a worker thread of its own: the ledger is WebAssembly, and reading a state of a few thousand
+ * records takes seconds, which must not stall the event loop. One thread per process, started on
+ * first use; it does not keep the process alive while idle, and a thread that stopped is replaced.
+ *
+ * Decoded states are kept by their encoding (the same state is read on every verification until
+ * the next write changes it); concurrent reads of one state share one decoding.
+ */
+
+/** The state could not be read: not a serialized ContractState of the vault's layout. */
+export class VaultStateUnreadable extends Error {}
+
+interface Pending { resolve: (result: never) => void; reject: (error: Error) => void }
+type Reply = { id: number; result?: unknown; error?: string }
+
+const DECODED_STATES_KEPT = 8
+
+let worker: Worker | undefined
+const pending = new Map<number, Pending>()
+let nextId = 0
+const decoded = new LRUCache<string, Promise<VaultState>>({ max: DECODED_STATES_KEPT })
+
+/** The serialized ContractState of a vault state, hex. */
+export const encodeVaultState = (state: VaultState): Promise<string> => run<string>({ encode: state })
+
+/** The vault state a serialized ContractState (hex) holds; rejects with VaultStateUnreadable when it holds none. */
+export function decodeVaultState(hex: string): Promise<VaultState> {
+  let state = decoded.get(hex)
+  if (!state) {
+    state = run<VaultState>({ decode: hex })
+    decoded.set(hex, state)
+    state.catch(() => decoded.delete(hex))
+  }
+  return state
+}
+
+function run<Result>(task: { encode: VaultState } | { decode: string }): Promise<Result> {
+  return new Promise<Result>((resolve, reject) => {
+    const id = ++nextId
+    pending.set(id, { resolve: resolve as (result: never) => void, reject })
+    const thread = (worker ??= spawn())
+    thread.ref()
+    thread.postMessage({ id, ...task })
+  })
+}
+
+function spawn(): Worker {
+  const thread = new Worker(appFile('vaultCodecWorker'), { execArgv: ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON'] })
+  thread.on('message', ({ id, result, error }: Reply) => {
+    const task = pending.get(id)
+    pending.delete(id)
+    if (!pending.size) thread.unref()
+    if (error !== undefined) task?.reject(new VaultStateUnreadable(error))
+    else task?.resolve(result as never)
+  })
+  const lose = (error: Error) => {
+    if (worker !== thread) return
+    worker = undefined
+    for (const task of pending.values()) task.reject(error)
+    pending.clear()
+  }
+  thread.on('error', lose)
+  thread.on('exit', () => lose(new Error('the vault codec thread stopped')))
+  return thread
+}

@@ -1,0 +1,48 @@
+import { indexerPublicDataProvider } from '@midnight-ntwrk/midnight-js-indexer-public-data-provider'
+import { firstValueFrom } from 'rxjs'
+import WebSocket from 'ws'
+
+/**
+ * A dApp's view of chain B: Midnight's own public-data provider, unchanged, run against an indexer
+ * (`node test/chains/chain-b/midnight-provider.ts <query URL> <subscription URL> <contract address>`).
+ * Prints, as JSON, what each of its contract methods answered: a state re-serialized with the
+ * provider's runtime (hex) and its entry points, the contract's unshielded balances, or the error
+ * the method threw.
+ */
+
+const [queryUrl, subscriptionUrl, address] = process.argv.slice(2)
+const provider = indexerPublicDataProvider(queryUrl, subscriptionUrl, WebSocket as never)
+
+type State = { serialize(): Uint8Array; operations(): (string | Uint8Array)[] } | null
+const seen = (state: State) => state && { state: Buffer.from(state.serialize()).toString('hex'), operations: state.operations().map(String).sort() }
+
+async function answer(method: () => Promise<State>) {
+  try {
+    return seen(await method())
+  } catch (error) {
+    return { error: String((error as Error)?.message ?? error) }
+  }
+}
+
+async function balances(method: () => Promise<unknown>) {
+  try {
+    return { balances: JSON.parse(JSON.stringify(await method(), (_, value) => (typeof value === 'bigint' ? String(value) : value))) }
+  } catch (error) {
+    return { error: String((error as Error)?.message ?? error) }
+  }
+}
+
+void (async () => {
+  const answers = {
+    queryContractState: await answer(() => provider.queryContractState(address) as Promise<State>),
+    queryContractStateAtGenesis: await answer(() => provider.queryContractState(address, { type: 'blockHeight', blockHeight: 0 }) as Promise<State>),
+    queryDeployContractState: await answer(() => provider.queryDeployContractState(address) as Promise<State>),
+    watchForContractState: await answer(() => provider.watchForContractState(address) as Promise<State>),
+    contractStateObservable: await answer(() => firstValueFrom(provider.contractStateObservable(address, { type: 'latest' })) as Promise<State>),
+    queryUnshieldedBalances: await balances(() => provider.queryUnshieldedBalances(address)),
+    watchForUnshieldedBalances: await balances(() => provider.watchForUnshieldedBalances(address)),
+    unshieldedBalancesObservable: await balances(() => firstValueFrom(provider.unshieldedBalancesObservable(address, { type: 'latest' }))),
+  }
+  process.stdout.write(JSON.stringify(answers))
+  process.exit(0)
+})()
