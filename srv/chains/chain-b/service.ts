@@ -67,7 +67,7 @@ export default class ChainBConnector extends cds.Service {
     if (!action) throw new ApiError(503, 'CHAIN_B_UNAVAILABLE', 'the attestation vault is not deployed on chain B')
     return decodeVaultState(action.state).catch((error: Error) => {
       if (error instanceof VaultStateUnreadable) throw new ApiError(502, 'CHAIN_B_UPSTREAM_ERROR', `the attestation vault's state on chain B cannot be read: ${error.message}`)
-      throw error
+      throw new ApiError(503, 'CHAIN_B_UNAVAILABLE', `the attestation vault's state could not be read now (${error.message}); try again`, { retryAfter: 1 })
     })
   }
 

@@ -7,7 +7,8 @@ import type { VaultState } from './vault.ts'
  * The vault's state to and from Midnight's serialized `ContractState` (vault-contract-state.ts),
  * in a worker thread of its own: the ledger is WebAssembly, and reading a state of a few thousand
  * records takes seconds, which must not stall the event loop. One thread per process, started on
- * first use; it does not keep the process alive while idle, and a thread that stopped is replaced.
+ * first use (about 60 MB and a few hundred milliseconds); it does not keep the process alive, it
+ * stops after a minute without work, and a thread that stopped is replaced on the next use.
  *
  * Decoded states are kept by their encoding (the same state is read on every verification until
  * the next write changes it); concurrent reads of one state share one decoding.
@@ -20,8 +21,10 @@ interface Pending { resolve: (result: never) => void; reject: (error: Error) => 
 type Reply = { id: number; result?: unknown; error?: string }
 
 const DECODED_STATES_KEPT = 8
+const IDLE_THREAD_STOPS_AFTER_MS = 60_000
 
 let worker: Worker | undefined
+let idleTimer: NodeJS.Timeout | undefined
 const pending = new Map<number, Pending>()
 let nextId = 0
 const decoded = new LRUCache<string, Promise<VaultState>>({ max: DECODED_STATES_KEPT })
@@ -40,10 +43,17 @@ export function decodeVaultState(hex: string): Promise<VaultState> {
   return state
 }
 
+/** Stops the thread now: what it was doing is rejected, and the next use starts a new one. */
+export async function stopVaultCodec(): Promise<void> {
+  const thread = worker
+  if (thread) await thread.terminate()
+}
+
 function run<Result>(task: { encode: VaultState } | { decode: string }): Promise<Result> {
   return new Promise<Result>((resolve, reject) => {
     const id = ++nextId
     pending.set(id, { resolve: resolve as (result: never) => void, reject })
+    clearTimeout(idleTimer)
     const thread = (worker ??= spawn())
     thread.ref()
     thread.postMessage({ id, ...task })
@@ -55,7 +65,14 @@ function spawn(): Worker {
   thread.on('message', ({ id, result, error }: Reply) => {
     const task = pending.get(id)
     pending.delete(id)
-    if (!pending.size) thread.unref()
+    if (!pending.size) {
+      thread.unref()
+      idleTimer = setTimeout(() => {
+        // Forgotten first: a task sent from now on goes to a new thread, not to this stopping one.
+        if (worker === thread) worker = undefined
+        void thread.terminate()
+      }, IDLE_THREAD_STOPS_AFTER_MS).unref()
+    }
     if (error !== undefined) task?.reject(new VaultStateUnreadable(error))
     else task?.resolve(result as never)
   })

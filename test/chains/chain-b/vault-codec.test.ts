@@ -1,4 +1,4 @@
-import { decodeVaultState, encodeVaultState, VaultStateUnreadable } from '../../../srv/chains/chain-b/vault-codec.ts'
+import { decodeVaultState, encodeVaultState, stopVaultCodec, VaultStateUnreadable } from '../../../srv/chains/chain-b/vault-codec.ts'
 import { claimKeyOf, emptyVaultState, type VaultState } from '../../../srv/chains/chain-b/vault.ts'
 import { hash } from './helpers.ts'
 
@@ -6,7 +6,8 @@ import { hash } from './helpers.ts'
  * The vault's state as Midnight's serialized ContractState (vault-contract-state.ts), in the
  * codec's worker thread: every kind of record comes back as it went in, including keys whose last
  * bytes are zero (a field-aligned value drops them) and the largest envelope a call may carry;
- * bytes that are no such state are refused with VaultStateUnreadable, and the thread goes on.
+ * bytes that are no such state are refused with VaultStateUnreadable, and the thread goes on; a
+ * thread that stops mid-work fails that work, and the next use starts a new one.
  */
 
 const attester = hash('attester')
@@ -46,3 +47,16 @@ test('concurrent reads of one state share one decoding, and the result is the sa
   const [first, second] = await Promise.all([decodeVaultState(encoded), decodeVaultState(encoded)])
   expect(first).toBe(second)
 })
+
+test('a thread stopped in the middle of a decoding fails it (not as unreadable), and the next use starts a new thread', async () => {
+  const large = emptyVaultState()
+  for (let i = 0; i < 600; i++) large.documents[hash(`large ${i}`)] = { [attester]: { metadataHash: hash(`meta ${i}`), attester, height: i, txHash: hash(`tx ${i}`) } }
+  const encoded = await encodeVaultState(large)
+  const decoding = decodeVaultState(encoded)
+  await stopVaultCodec()
+  const failure = await decoding.then(() => undefined, (error: Error) => error)
+  expect(failure).toBeInstanceOf(Error)
+  expect(failure).not.toBeInstanceOf(VaultStateUnreadable)
+  // Not kept as an answer: the same state is decoded anew.
+  expect(await decodeVaultState(encoded)).toEqual(large)
+}, 60_000)
