@@ -104,7 +104,7 @@ class Views {
       id: tx.id,
       hash: tx.hash,
       protocolVersion: PROTOCOL_VERSION,
-      raw: hex(tx.body),
+      raw: tx.body.type === 'deploy' ? tx.body.transaction : hex(tx.body),
       block: () => this.block(this.ledger.blockAt(tx.height)!),
       contractActions: () => tx.actions.map(action => this.action(action, tx)),
       unshieldedCreatedOutputs: () => tx.created.map(utxo => this.utxo(utxo)),
@@ -130,7 +130,7 @@ class Views {
   /** A fee paid is a DUST spend; a parameter update a parameter change. */
   private dustEvents(tx: TxRecord) {
     const event = (typename: string) => ({ __typename: typename, id: tx.id, raw: tx.hash, maxId: this.ledger.tip.transactions.at(-1)?.id ?? tx.id, protocolVersion: PROTOCOL_VERSION })
-    if (tx.kind === 'RegularTransaction') return [event('DustSpendProcessed')]
+    if (tx.kind === 'RegularTransaction') return tx.body.type === 'deploy' ? [] : [event('DustSpendProcessed')]
     return tx.body.type === 'parameters' ? [event('ParamChange')] : []
   }
 

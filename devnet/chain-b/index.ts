@@ -47,7 +47,7 @@ export class ChainBDevnet {
 
   static async start(options: ChainBDevnetOptions): Promise<ChainBDevnet> {
     const host = options.host ?? '127.0.0.1'
-    const chain = openChain({ seed: options.seed, epochLength: options.epochLength }, options.stateDir)
+    const chain = await openChain({ seed: options.seed, epochLength: options.epochLength }, options.stateDir)
     const server = http.createServer()
     const served: { devnet?: ChainBDevnet } = {}
     const endSubscriptions = handleRequests(server, { ledger: chain.ledger, zkKeysDir: options.zkKeysDir ?? resolve(cds.root, 'zk/keys'), produceBlocks: count => served.devnet!.produceBlocks(count), status: () => served.devnet!.status() })

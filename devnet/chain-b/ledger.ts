@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import type { SponsoredCall, Submission, VaultCall } from '../../srv/chains/chain-b/port.ts'
-import { devnetVaultAddress, emptyVaultState, identityOf, sha256Hex, signDigest, type VaultKey, vaultKeyFromSeed, type VaultState, verifyDigest } from '../../srv/chains/chain-b/vault.ts'
+import type { VaultDeployment } from '../../srv/chains/chain-b/vault-codec.ts'
+import { emptyVaultState, identityOf, sha256Hex, signDigest, type VaultKey, vaultKeyFromSeed, type VaultState, verifyDigest } from '../../srv/chains/chain-b/vault.ts'
 import { checkCallShape, checkCallSignatures, ExecutionFailure, executeCall } from './contract.ts'
 import {
-  type Block, type ContractActionRecord, LedgerRejection, type LedgerParameters, NIGHT, type OutputRef, type OutputSpec,
+  type Block, type ContractActionRecord, type DeployBody, LedgerRejection, type LedgerParameters, NIGHT, type OutputRef, type OutputSpec,
   type RegularBody, type StoredBlock, type SystemBody, type TxBody, type TxRecord, type Utxo,
 } from './types.ts'
 
@@ -33,6 +34,8 @@ const ACCOUNTS = 4
 
 interface LedgerOptions {
   seed: string
+  /** The vault's deployment, made from the seed (vaultDeployment in vault-codec.ts). */
+  vault: VaultDeployment
   /** Seconds per epoch. */
   epochLength: number
   /** Unix seconds of the genesis block. */
@@ -90,6 +93,7 @@ export class Ledger extends EventEmitter {
   readonly epochLength: number
   readonly genesisTimestamp: number
   readonly vaultAddress: string
+  private readonly vault: VaultDeployment
   readonly producers: VaultKey[]
   /** The activity generator's accounts (unshielded NIGHT and DUST at genesis), its attester and sponsor. */
   readonly accounts: VaultKey[]
@@ -112,7 +116,8 @@ export class Ledger extends EventEmitter {
     this.seed = options.seed
     this.epochLength = Math.max(1, options.epochLength)
     this.genesisTimestamp = options.genesisTimestamp
-    this.vaultAddress = devnetVaultAddress(options.seed)
+    this.vault = options.vault
+    this.vaultAddress = options.vault.address
     this.producers = Array.from({ length: PRODUCERS }, (_, i) => keyFrom(options.seed, `producer:${i}`))
     this.accounts = Array.from({ length: ACCOUNTS }, (_, i) => keyFrom(options.seed, `account:${i}`))
     this.activityAttester = keyFrom(options.seed, 'activity-attester')
@@ -126,7 +131,7 @@ export class Ledger extends EventEmitter {
     const grants = [...this.accounts, this.activitySponsor].map((key, i): SystemBody => ({ type: 'dust-grant', publicKey: key.publicKey, amount: String(GENESIS_DUST), nonce: `genesis:${i}` }))
     return [
       { type: 'parameters', parameters: DEFAULT_PARAMETERS, nonce: 'genesis' },
-      { type: 'deploy', address: this.vaultAddress },
+      { type: 'deploy', ...this.vault },
       { type: 'mint', outputs, nonce: 'genesis' },
       ...grants,
     ]
@@ -404,6 +409,7 @@ export class Ledger extends EventEmitter {
     const state = this.state
     const base = { hash, body, height, created: [] as Utxo[], spent: [] as Utxo[], actions: [] as ContractActionRecord[] }
     const zswap = { startIndex: state.zswapSize, endIndex: state.zswapSize, root: state.zswapRoot, events: [] as { id: number; raw: string }[] }
+    if (body.type === 'deploy') return this.applyDeploy(body, { ...base, hash: body.hash, zswap })
     if (body.type !== 'regular') return this.applySystem(body, { ...base, zswap }, timestamp)
     const fee = feeOf(body, state.parameters)
     if ((state.dust.get(body.payer) ?? 0n) < fee) return undefined
@@ -432,14 +438,22 @@ export class Ledger extends EventEmitter {
     return record
   }
 
+  /** The vault's deployment: a regular transaction of its own hash and identifiers, without fee. */
+  private applyDeploy(body: DeployBody, base: Omit<TxRecord, 'id' | 'kind' | 'identifiers' | 'result' | 'fees'>): TxRecord | undefined {
+    if (body.address !== this.vaultAddress || this.state.deployed) return undefined
+    const record: TxRecord = {
+      ...base, id: this.state.nextTxId++, kind: 'RegularTransaction', identifiers: body.identifiers,
+      result: { status: 'SUCCESS', segments: [{ id: 0, success: true }] }, fees: { paidFees: '0', estimatedFees: '0' },
+    }
+    this.state.deployed = true
+    this.recordAction(record, { kind: 'ContractDeploy', txHash: record.hash, txId: record.id, height: record.height })
+    return record
+  }
+
   private applySystem(body: SystemBody, base: Omit<TxRecord, 'id' | 'kind' | 'identifiers' | 'result' | 'fees'>, timestamp: number): TxRecord {
     const state = this.state
     const record: TxRecord = { ...base, id: state.nextTxId++, kind: 'SystemTransaction', identifiers: [], result: null, fees: null }
     switch (body.type) {
-      case 'deploy':
-        state.deployed = true
-        this.recordAction(record, { kind: 'ContractDeploy', txHash: record.hash, txId: record.id, height: record.height })
-        break
       case 'mint':
         record.created = this.createOutputs(body.outputs, record.hash, record.id, timestamp)
         break

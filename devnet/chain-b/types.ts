@@ -43,14 +43,26 @@ export interface RegularBody {
   payerSignature?: string
 }
 
-/** System transactions: the vault's deployment, the genesis distribution, faucet credits, parameter updates. */
+/**
+ * The vault's deployment at genesis: a Midnight transaction (serialized, proven and bound), with
+ * the address, hash and identifiers it makes (see vault-contract-state.ts). A regular transaction
+ * that pays no fee.
+ */
+export interface DeployBody {
+  type: 'deploy'
+  address: string
+  transaction: string
+  hash: string
+  identifiers: string[]
+}
+
+/** System transactions: the genesis distribution, faucet credits, parameter updates. */
 export type SystemBody =
-  | { type: 'deploy'; address: string }
   | { type: 'mint'; outputs: OutputSpec[]; nonce: string }
   | { type: 'dust-grant'; publicKey: string; amount: string; nonce: string }
   | { type: 'parameters'; parameters: LedgerParameters; nonce: string }
 
-export type TxBody = RegularBody | SystemBody
+export type TxBody = RegularBody | DeployBody | SystemBody
 
 export interface LedgerParameters {
   /** The fee of a transaction: base plus per byte of its body, in DUST's smallest unit. */

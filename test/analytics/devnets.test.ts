@@ -32,7 +32,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 /** The chain-B devnet's own blocks since a height: regular transactions, their fees, authors. */
 function chainBLedger(fromHeight: number) {
   const blocks = runningChainB().ledger.blocks.filter(block => block.height >= fromHeight)
-  const regular = blocks.flatMap(block => block.transactions.filter(tx => tx.body.type === 'regular').map(tx => ({ block, tx })))
+  const regular = blocks.flatMap(block => block.transactions.filter(tx => tx.kind === 'RegularTransaction').map(tx => ({ block, tx })))
   const authors = new Map<string, number>()
   for (const block of blocks) authors.set(block.author, (authors.get(block.author) ?? 0) + 1)
   return { blocks: blocks.length, regular: regular.length, fees: regular.reduce((sum, { block, tx }) => sum + Number(feeOf(tx.body, block.parameters)), 0), authors }

@@ -8,7 +8,6 @@ import { isProduction, optionalValue, profiles } from '../../lib/settings.ts'
 import { availableCores, availableMemory } from '../../lib/host-capacity.ts'
 import { secretProblem, urlProblem } from '../../lib/production-settings.ts'
 import { APP_FILES } from '../../lib/app-files.ts'
-import { devnetVaultAddress } from './vault.ts'
 import { readManifest, type KeysManifest } from './zk/circuits.ts'
 import { ceremonyProblem } from './zk/transcript.ts'
 
@@ -80,8 +79,12 @@ export interface ChainBConfig {
   indexerWsUrl: string
   /** The submission API (the devnet's); undefined on the public networks, which have none. */
   submitUrl?: string
-  /** The attestation-vault contract's address, hex. */
+  /**
+   * The attestation-vault contract's address, hex. On a devnet without one, the service takes the
+   * address of the deployment the devnet's seed makes (vaultDeployment), as the devnet does.
+   */
   vaultAddress?: string
+  devnetSeed: string
   devnet: boolean
   /** Blocks below the tip after which a block counts as final. */
   finalityDepth: number
@@ -135,7 +138,8 @@ export function chainBConfig(options: ChainBOptions = chainBOptions()): ChainBCo
     indexerUrl,
     indexerWsUrl: read.optional('indexerWsUrl') ?? wsUrlOf(indexerUrl),
     submitUrl: read.optional('submitUrl') ?? (isDevnet ? submitUrlOf(indexerUrl) : undefined),
-    vaultAddress: read.optional('vaultAddress')?.toLowerCase() ?? (isDevnet ? devnetVaultAddress(read.string('devnetOptions.seed', DEFAULT_DEVNET_SEED)) : undefined),
+    vaultAddress: read.optional('vaultAddress')?.toLowerCase(),
+    devnetSeed: read.string('devnetOptions.seed', DEFAULT_DEVNET_SEED),
     devnet: read.boolean('devnet', !production),
     finalityDepth,
     timeoutMs: read.number('timeoutMs', 10000),

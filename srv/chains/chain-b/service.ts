@@ -4,7 +4,7 @@ import { chainBConfig, chainBEnabled, chainBSecrets, checkZkKeys, zkConfig, type
 import { IndexerClient } from './indexer-client.ts'
 import type { ChainBPort } from './port.ts'
 import { ApiError } from '../../lib/errors.ts'
-import { decodeVaultState, VaultStateUnreadable } from './vault-codec.ts'
+import { decodeVaultState, vaultDeployment, VaultStateUnreadable } from './vault-codec.ts'
 import { seedBytes, vaultKeyFromSeed, type VaultKey, type VaultState } from './vault.ts'
 import { ZeroKnowledge } from './zk/index.ts'
 
@@ -27,7 +27,8 @@ export default class ChainBConnector extends cds.Service {
   /** The circuits' keys, the prover pool and the verifier. */
   zk!: ZeroKnowledge
 
-  init() {
+  async init() {
+    if (!this.options.vaultAddress && this.settings.network === 'devnet') this.options.vaultAddress = (await vaultDeployment(this.settings.devnetSeed)).address
     const settings = this.settings
     this.secrets = chainBSecrets(this.options)
     const zk = zkConfig(this.options)

@@ -2,6 +2,9 @@ import { Worker } from 'node:worker_threads'
 import { LRUCache } from 'lru-cache'
 import { appFile } from '../../lib/app-files.ts'
 import type { VaultState } from './vault.ts'
+import type { VaultDeployment } from './vault-contract-state.ts'
+
+export type { VaultDeployment }
 
 /**
  * The vault's state to and from Midnight's serialized `ContractState` (vault-contract-state.ts),
@@ -18,7 +21,7 @@ import type { VaultState } from './vault.ts'
 export class VaultStateUnreadable extends Error {}
 
 interface Pending { resolve: (result: never) => void; reject: (error: Error) => void }
-type Reply = { id: number; result?: unknown; error?: string }
+type Reply = { id: number; result?: unknown; error?: string; unreadable?: boolean }
 
 const DECODED_STATES_KEPT = 8
 const IDLE_THREAD_STOPS_AFTER_MS = 60_000
@@ -43,13 +46,26 @@ export function decodeVaultState(hex: string): Promise<VaultState> {
   return state
 }
 
+const deployments = new Map<string, Promise<VaultDeployment>>()
+
+/** The vault's deployment on a devnet made from this seed (the same every time: see vault-contract-state.ts). */
+export function vaultDeployment(seed: string): Promise<VaultDeployment> {
+  let deployment = deployments.get(seed)
+  if (!deployment) {
+    deployment = run<VaultDeployment>({ deploy: seed })
+    deployments.set(seed, deployment)
+    deployment.catch(() => deployments.delete(seed))
+  }
+  return deployment
+}
+
 /** Stops the thread now: what it was doing is rejected, and the next use starts a new one. */
 export async function stopVaultCodec(): Promise<void> {
   const thread = worker
   if (thread) await thread.terminate()
 }
 
-function run<Result>(task: { encode: VaultState } | { decode: string }): Promise<Result> {
+function run<Result>(task: { encode: VaultState } | { decode: string } | { deploy: string }): Promise<Result> {
   return new Promise<Result>((resolve, reject) => {
     const id = ++nextId
     pending.set(id, { resolve: resolve as (result: never) => void, reject })
@@ -62,7 +78,7 @@ function run<Result>(task: { encode: VaultState } | { decode: string }): Promise
 
 function spawn(): Worker {
   const thread = new Worker(appFile('vaultCodecWorker'), { execArgv: ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON'] })
-  thread.on('message', ({ id, result, error }: Reply) => {
+  thread.on('message', ({ id, result, error, unreadable }: Reply) => {
     const task = pending.get(id)
     pending.delete(id)
     if (!pending.size) {
@@ -73,7 +89,7 @@ function spawn(): Worker {
         void thread.terminate()
       }, IDLE_THREAD_STOPS_AFTER_MS).unref()
     }
-    if (error !== undefined) task?.reject(new VaultStateUnreadable(error))
+    if (error !== undefined) task?.reject(unreadable ? new VaultStateUnreadable(error) : new Error(error))
     else task?.resolve(result as never)
   })
   const lose = (error: Error) => {

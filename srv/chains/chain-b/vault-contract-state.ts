@@ -1,4 +1,5 @@
-import { ChargedState, ContractOperation, ContractState, StateMap, StateValue, type AlignedValue } from '@midnight-ntwrk/ledger-v8'
+import { createHash } from 'node:crypto'
+import { ChargedState, ContractDeploy, ContractOperation, ContractState, CostModel, Intent, StateMap, StateValue, Transaction, type AlignedValue } from '@midnight-ntwrk/ledger-v8'
 import { VAULT_CIRCUITS, emptyVaultState, type VaultAttestation, type VaultDocument, type VaultState } from './vault.ts'
 
 /**
@@ -22,6 +23,60 @@ const COMMITMENTS = 1
 const ATTESTATIONS = 2
 
 export function encodeVaultContractState(state: VaultState): Uint8Array {
+  return vaultContract(state).serialize()
+}
+
+/** The vault's deployment on a devnet: a Midnight transaction deploying its empty state. */
+export interface VaultDeployment {
+  /** The contract's address (64 hex), as the deployment makes it. */
+  address: string
+  /** The serialized transaction, proven and bound (hex), as a transaction's `raw` carries it. */
+  transaction: string
+  hash: string
+  identifiers: string[]
+}
+
+/** Midnight's network id of a local chain. */
+const DEVNET_NETWORK_ID = 'undeployed'
+/** The deployment's time to live: fixed, so that a seed always makes the same deployment. */
+const DEPLOY_TTL = new Date(Date.UTC(2100, 0, 1))
+
+/**
+ * The deployment of the vault on a devnet made from this seed. A deployment and its address are
+ * drawn at random by the ledger; here the randomness comes from the seed, so that a devnet's
+ * vault has the same address at every start (and a client can know it before). A deployment
+ * carries no proof (its operations have no verifier key), so nothing is proven: the prover is
+ * never asked.
+ */
+export async function vaultDeployment(seed: string): Promise<VaultDeployment> {
+  const random = globalThis.crypto.getRandomValues
+  globalThis.crypto.getRandomValues = randomFrom(seed)
+  try {
+    const deploy = new ContractDeploy(vaultContract(emptyVaultState()))
+    const unproven = Transaction.fromParts(DEVNET_NETWORK_ID, undefined, undefined, Intent.new(DEPLOY_TTL).addDeploy(deploy))
+    const neverAsked = () => Promise.reject(new Error('a deployment has nothing to prove'))
+    const transaction = (await unproven.prove({ check: neverAsked, prove: neverAsked }, CostModel.initialCostModel())).bind()
+    return { address: deploy.address, transaction: Buffer.from(transaction.serialize()).toString('hex'), hash: transaction.transactionHash(), identifiers: transaction.identifiers() }
+  } finally {
+    globalThis.crypto.getRandomValues = random
+  }
+}
+
+/** A stream of bytes from a seed (SHA-256 in counter mode), in place of the system's randomness. */
+function randomFrom(seed: string): Crypto['getRandomValues'] {
+  let counter = 0
+  return <T extends ArrayBufferView | null>(array: T): T => {
+    if (!array) return array
+    const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength)
+    for (let at = 0; at < bytes.length; at += 32) {
+      const block = createHash('sha256').update(`vault deployment:${seed}:${counter++}`).digest()
+      bytes.set(block.subarray(0, Math.min(32, bytes.length - at)), at)
+    }
+    return array
+  }
+}
+
+function vaultContract(state: VaultState): ContractState {
   let documents = new StateMap()
   for (const [payloadHash, anchors] of Object.entries(state.documents)) {
     let byAttester = new StateMap()
@@ -43,7 +98,7 @@ export function encodeVaultContractState(state: VaultState): Uint8Array {
     .arrayPush(StateValue.newMap(commitments))
     .arrayPush(StateValue.newMap(attestations)))
   for (const circuit of VAULT_CIRCUITS) contract.setOperation(circuit, new ContractOperation())
-  return contract.serialize()
+  return contract
 }
 
 /** The vault's state from a serialized `ContractState`; throws when it is not one of this layout. */

@@ -140,8 +140,5 @@ function rawPublicKey(key: KeyObject): Buffer {
   return key.export({ format: 'der', type: 'spki' }).subarray(-32)
 }
 
-/** The vault's address on a devnet made from this seed: deterministic, so a standalone devnet's is known in advance. */
-export const devnetVaultAddress = (devnetSeed: string) => sha256Hex('attestation-vault:' + devnetSeed)
-
 /** A 32-byte seed from configuration: 64 hex characters as they are, any other text by its SHA-256. */
 export const seedBytes = (text: string) => (/^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : createHash('sha256').update(text).digest())

@@ -68,7 +68,11 @@ describe('the adapter reads', () => {
     expect(await client.block({ hash: tip.hash })).toEqual(tip)
     const genesis = await client.block({ height: 0 })
     expect(genesis!.parentHash).toBeNull()
-    expect(genesis!.transactions.every(tx => tx.kind === 'SystemTransaction' && tx.result === null && tx.fees === null)).toBe(true)
+    // The vault's deployment is a regular transaction without fee; the genesis distribution is system transactions.
+    const deploy = genesis!.transactions.find(tx => tx.contractActions.length)
+    const system = genesis!.transactions.filter(tx => tx !== deploy)
+    expect(deploy).toMatchObject({ kind: 'RegularTransaction', result: { status: 'SUCCESS' }, fees: { paidFees: '0' }, contractActions: [{ kind: 'ContractDeploy', address: devnet.vaultAddress }] })
+    expect(system.every(tx => tx.kind === 'SystemTransaction' && tx.result === null && tx.fees === null)).toBe(true)
     expect(await client.block({ height: 9999 })).toBeNull()
   })
 

@@ -1,6 +1,7 @@
 import { signBody, feeOf } from '../../../devnet/chain-b/ledger.ts'
 import { NIGHT, type RegularBody } from '../../../devnet/chain-b/types.ts'
-import { devnetVaultAddress, identityOf } from '../../../srv/chains/chain-b/vault.ts'
+import { identityOf } from '../../../srv/chains/chain-b/vault.ts'
+import { vaultDeployment } from '../../../srv/chains/chain-b/vault-codec.ts'
 import { execute, hash, key, newLedger, rejection, signedCall } from './helpers.ts'
 
 /** The devnet ledger's rules: genesis, submission checks (each rejection), UTXOs, shielded outputs, fees. */
@@ -8,11 +9,18 @@ import { execute, hash, key, newLedger, rejection, signedCall } from './helpers.
 const attest = (payload: string) => ({ circuit: 'attest', args: { payloadHash: hash(payload), metadataHash: hash('meta:' + payload) } })
 
 describe('genesis', () => {
-  it('deploys the vault at its deterministic address and funds the accounts', () => {
+  it('deploys the vault by a Midnight transaction at the address its seed determines, and funds the accounts', async () => {
     const { ledger } = newLedger()
     const genesis = ledger.blockAt(0)!
-    expect(ledger.vaultAddress).toBe(devnetVaultAddress('ledger-test'))
-    expect(genesis.transactions.every(tx => tx.kind === 'SystemTransaction')).toBe(true)
+    const deployment = await vaultDeployment('ledger-test')
+    expect(ledger.vaultAddress).toBe(deployment.address)
+    expect(ledger.vaultAddress).toMatch(/^[0-9a-f]{64}$/)
+    // Another seed, another vault; the same seed, the same one.
+    expect((await vaultDeployment('ledger-test, another')).address).not.toBe(deployment.address)
+    const [deploy, ...system] = genesis.transactions.filter(tx => tx.body.type !== 'parameters')
+    expect(deploy).toMatchObject({ kind: 'RegularTransaction', hash: deployment.hash, identifiers: deployment.identifiers, result: { status: 'SUCCESS' }, fees: { paidFees: '0' } })
+    expect(Buffer.from(deployment.transaction.slice(0, 80), 'hex').toString('latin1')).toMatch(/^midnight:transaction\[v\d+\]/)
+    expect(system.every(tx => tx.kind === 'SystemTransaction')).toBe(true)
     expect(ledger.actionsOf(ledger.vaultAddress)[0].action).toMatchObject({ kind: 'ContractDeploy', index: 0 })
     for (const account of ledger.accounts) expect(ledger.unspentOutputs(account.id)).toHaveLength(4)
     expect(new Set(ledger.blocks.map(b => b.author)).size).toBeGreaterThanOrEqual(1)

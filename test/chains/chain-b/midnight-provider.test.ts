@@ -10,9 +10,10 @@ import { hash, key, signedCall } from './helpers.ts'
  * Midnight's own public-data provider (@midnight-ntwrk/midnight-js-indexer-public-data-provider),
  * unchanged, in a process of its own, against the devnet's indexer API: it deserializes the
  * vault's state with Midnight's runtime, and that state is the devnet's vault state, at the tip
- * and at the deployment; its three unshielded-balance methods read the vault's (none). Seven of its
- * ten methods; the other three need Midnight transactions, zswap state and ledger parameters the
- * devnet does not serve yet (docs/chain-b-encodings.md).
+ * and at the deployment; its three unshielded-balance methods read the vault's (none);
+ * watchForDeployTxData reads the vault's deployment, a Midnight transaction. Eight of its ten
+ * methods; the other two need Midnight's call transactions, zswap state and ledger parameters,
+ * which the devnet does not serve yet (docs/chain-b-encodings.md).
  */
 
 jest.setTimeout(120_000)
@@ -32,10 +33,13 @@ beforeAll(async () => {
 })
 afterAll(() => devnet?.stop())
 
-test('queryContractState (at the tip and at genesis), queryDeployContractState, watchForContractState and contractStateObservable read the vault; its unshielded balances read', async () => {
+test('queryContractState (at the tip and at genesis), queryDeployContractState, watchForContractState and contractStateObservable read the vault; its unshielded balances and its deployment read', async () => {
   const script = join(__dirname, 'midnight-provider.ts')
   const { stdout } = await promisify(execFile)(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', script, devnet.indexerUrl, devnet.indexerWsUrl, devnet.vaultAddress], { timeout: 90_000 })
-  const { queryUnshieldedBalances, watchForUnshieldedBalances, unshieldedBalancesObservable, ...answers } = JSON.parse(stdout) as Record<string, { state: string; operations: string[] } | { error: string }>
+  const { queryUnshieldedBalances, watchForUnshieldedBalances, unshieldedBalancesObservable, watchForDeployTxData, ...answers } = JSON.parse(stdout) as Record<string, { state: string; operations: string[] } | { error: string }>
+  // The vault's deployment: the Midnight transaction of genesis, deserialized by the provider.
+  const deploy = devnet.ledger.blockAt(0)!.transactions.find(tx => tx.body.type === 'deploy')!
+  expect(watchForDeployTxData).toEqual({ txId: deploy.identifiers[0], txHash: deploy.hash, identifiers: deploy.identifiers, status: 'SucceedEntirely', blockHeight: 0, transactionHash: deploy.hash })
   // The vault holds no unshielded tokens on the devnet.
   for (const balances of [queryUnshieldedBalances, watchForUnshieldedBalances, unshieldedBalancesObservable]) expect(balances).toEqual({ balances: [] })
   const entryPoints = [...VAULT_CIRCUITS].sort()

@@ -6,8 +6,8 @@ import WebSocket from 'ws'
  * A dApp's view of chain B: Midnight's own public-data provider, unchanged, run against an indexer
  * (`node test/chains/chain-b/midnight-provider.ts <query URL> <subscription URL> <contract address>`).
  * Prints, as JSON, what each of its contract methods answered: a state re-serialized with the
- * provider's runtime (hex) and its entry points, the contract's unshielded balances, or the error
- * the method threw.
+ * provider's runtime (hex) and its entry points, the contract's unshielded balances, its deployment
+ * as the provider read it (the transaction deserialized), or the error the method threw.
  */
 
 const [queryUrl, subscriptionUrl, address] = process.argv.slice(2)
@@ -32,6 +32,15 @@ async function balances(method: () => Promise<unknown>) {
   }
 }
 
+async function deployment() {
+  try {
+    const data = await provider.watchForDeployTxData(address)
+    return { txId: data.txId, txHash: data.txHash, identifiers: data.identifiers, status: data.status, blockHeight: data.blockHeight, transactionHash: data.tx.transactionHash() }
+  } catch (error) {
+    return { error: String((error as Error)?.message ?? error) }
+  }
+}
+
 void (async () => {
   const answers = {
     queryContractState: await answer(() => provider.queryContractState(address) as Promise<State>),
@@ -42,6 +51,7 @@ void (async () => {
     queryUnshieldedBalances: await balances(() => provider.queryUnshieldedBalances(address)),
     watchForUnshieldedBalances: await balances(() => provider.watchForUnshieldedBalances(address)),
     unshieldedBalancesObservable: await balances(() => firstValueFrom(provider.unshieldedBalancesObservable(address, { type: 'latest' }))),
+    watchForDeployTxData: await deployment(),
   }
   process.stdout.write(JSON.stringify(answers))
   process.exit(0)

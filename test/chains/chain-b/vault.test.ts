@@ -156,8 +156,8 @@ describe('the saved chain', () => {
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'chain-b-devnet-'))))
   afterEach(() => rmSync(dir, { recursive: true, force: true }))
 
-  it('resumes after a restart with the same blocks, state and mempool, also after a reorg', () => {
-    const first = openChain({ seed: 'saved', epochLength: 60 }, dir)
+  it('resumes after a restart with the same blocks, state and mempool, also after a reorg', async () => {
+    const first = await openChain({ seed: 'saved', epochLength: 60 }, dir)
     const sponsor = key('saved sponsor')
     first.ledger.grantDust(sponsor.publicKey, 10n ** 18n)
     first.ledger.produceBlock()
@@ -170,7 +170,7 @@ describe('the saved chain', () => {
     const state = first.ledger.vaultState
     first.close()
 
-    const second = openChain({ seed: 'other seed is ignored', epochLength: 5 }, dir)
+    const second = await openChain({ seed: 'other seed is ignored', epochLength: 5 }, dir)
     expect(second.resumed).toBe(true)
     expect(second.ledger.seed).toBe('saved')
     expect(second.ledger.tip.hash).toBe(tip.hash)
