@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { Client } from 'pg'
-import { administer, quoted } from '../setup/postgres.ts'
+import { administer, onDatabase, quoted } from '../setup/postgres.ts'
 import { startServer, stopAndWait, type RunningServer } from '../support/server.ts'
 
 /**
@@ -64,15 +63,7 @@ async function issueKey(units: number): Promise<{ id: string; key: string }> {
 }
 
 /** A statement on the instance's database, from a connection of the test's own. */
-async function query(sql: string): Promise<any[]> {
-  const client = new Client({ host: '127.0.0.1', port: 5432, user: 'postgres', database })
-  await client.connect()
-  try {
-    return (await client.query(sql)).rows
-  } finally {
-    await client.end()
-  }
-}
+const query = async (sql: string): Promise<any[]> => (await onDatabase(database, sql))[0]
 
 interface Answer {
   status: number

@@ -1,8 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { Client } from 'pg'
-import { administer, quoted } from '../setup/postgres.ts'
+import { administer, onDatabase, quoted } from '../setup/postgres.ts'
 
 /**
  * A server on PostgreSQL whose database has no schema yet (a first deploy, the deployer task still
@@ -104,12 +103,4 @@ test('a pool that cannot hand out a connection in time at start (1 connection, 1
   expect(await onTheDatabase("SELECT indexname FROM pg_indexes WHERE indexname = 'chaina_blocks_time'")).toHaveLength(1)
 }, 120_000)
 
-async function onTheDatabase(sql: string): Promise<unknown[]> {
-  const client = new Client({ host: '127.0.0.1', port: 5432, user: 'postgres', database })
-  await client.connect()
-  try {
-    return (await client.query(sql)).rows
-  } finally {
-    await client.end()
-  }
-}
+const onTheDatabase = async (sql: string): Promise<unknown[]> => (await onDatabase(database, sql))[0]

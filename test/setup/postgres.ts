@@ -11,7 +11,12 @@ export const onPostgres = () => (process.env.CDS_ENV ?? '').split(',').map(p => 
 
 /** Administrative statements go through the database the profile names (`test`). */
 export async function administer(...statements: string[]): Promise<any[][]> {
-  const client = new Client({ host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test' })
+  return onDatabase('test', ...statements)
+}
+
+/** Statements on a database, one after the other, from a connection of the test's own: each one's rows. */
+export async function onDatabase(database: string, ...statements: string[]): Promise<any[][]> {
+  const client = new Client({ host: '127.0.0.1', port: 5432, user: 'postgres', database })
   await client.connect()
   try {
     const results = []

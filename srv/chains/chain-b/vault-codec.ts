@@ -36,27 +36,24 @@ const decoded = new LRUCache<string, Promise<VaultState>>({ max: DECODED_STATES_
 export const encodeVaultState = (state: VaultState): Promise<string> => run<string>({ encode: state })
 
 /** The vault state a serialized ContractState (hex) holds; rejects with VaultStateUnreadable when it holds none. */
-export function decodeVaultState(hex: string): Promise<VaultState> {
-  let state = decoded.get(hex)
-  if (!state) {
-    state = run<VaultState>({ decode: hex })
-    decoded.set(hex, state)
-    state.catch(() => decoded.delete(hex))
-  }
-  return state
-}
+export const decodeVaultState = (hex: string): Promise<VaultState> => shared(decoded, hex, () => run<VaultState>({ decode: hex }))
 
 const deployments = new Map<string, Promise<VaultDeployment>>()
 
 /** The vault's deployment on a devnet made from this seed (the same every time: see vault-contract-state.ts). */
-export function vaultDeployment(seed: string): Promise<VaultDeployment> {
-  let deployment = deployments.get(seed)
-  if (!deployment) {
-    deployment = run<VaultDeployment>({ deploy: seed })
-    deployments.set(seed, deployment)
-    deployment.catch(() => deployments.delete(seed))
+export const vaultDeployment = (seed: string): Promise<VaultDeployment> => shared(deployments, seed, () => run<VaultDeployment>({ deploy: seed }))
+
+/** The answer kept for a key, or the one being made: made once, and forgotten if it fails. */
+interface Kept<Value> { get(key: string): Promise<Value> | undefined; set(key: string, value: Promise<Value>): unknown; delete(key: string): unknown }
+
+function shared<Value>(kept: Kept<Value>, key: string, make: () => Promise<Value>): Promise<Value> {
+  let answer = kept.get(key)
+  if (!answer) {
+    answer = make()
+    kept.set(key, answer)
+    answer.catch(() => kept.delete(key))
   }
-  return deployment
+  return answer
 }
 
 /** Stops the thread now: what it was doing is rejected, and the next use starts a new one. */
