@@ -173,14 +173,17 @@ test('when nothing changed, a run is one tip call', async () => {
   expect(devnet.requestCount('/blocks/latest')).toBe(1)
 })
 
+const LEASE_MS = 5000
+
 test('two followers in one process: one indexes, the other stands by and takes over when the lease expires or is handed back', async () => {
-  const first = await follower({ leaseMs: 300 }, 'first')
-  const second = await follower({ leaseMs: 300 }, 'second')
+  // A lease long enough that a busy machine cannot let it expire between the first two runs.
+  const first = await follower({ leaseMs: LEASE_MS }, 'first')
+  const second = await follower({ leaseMs: LEASE_MS }, 'second')
   expect(await first.runNow()).toBe('synced')
   devnet.produceBlock()
   expect(await second.runNow()).toBe('standby')
   expect(await state()).toMatchObject({ indexedHeight: tip().height - 1, leaseOwner: 'first' })
-  await new Promise(resolve => setTimeout(resolve, 350))
+  await new Promise(resolve => setTimeout(resolve, LEASE_MS + 100))
   expect(await second.runNow()).toBe('synced')
   expect(await first.runNow()).toBe('standby')
   expect(await state()).toMatchObject({ indexedHeight: tip().height, leaseOwner: 'second', blocksIndexed: tip().height + 1 })
