@@ -108,15 +108,18 @@ test('an upstream that is down: status error, errors counted, and the next run c
   expect(await state()).toMatchObject({ status: 'synced', consecutiveErrors: 0, lastError: null, indexedHeight: 3 })
 })
 
+/** Long enough that a busy machine cannot let the lease expire between the first two runs. */
+const LEASE_MS = 5000
+
 test('two followers on one database: one indexes, the other stands by and takes over when the lease expires', async () => {
   chain.produce(5)
-  const first = follower({ leaseMs: 300 }, 'first')
-  const second = follower({ leaseMs: 300 }, 'second')
+  const first = follower({ leaseMs: LEASE_MS }, 'first')
+  const second = follower({ leaseMs: LEASE_MS }, 'second')
   expect(await first.runNow()).toBe('synced')
   chain.produce(2)
   expect(await second.runNow()).toBe('standby')
   expect(await state()).toMatchObject({ indexedHeight: 5, leaseOwner: 'first' })
-  await new Promise(resolve => setTimeout(resolve, 350))
+  await new Promise(resolve => setTimeout(resolve, LEASE_MS + 100))
   expect(await second.runNow()).toBe('synced')
   expect(await first.runNow()).toBe('standby')
   expect(await state()).toMatchObject({ indexedHeight: 7, leaseOwner: 'second', blocksIndexed: 8 })
