@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { SponsoredCall, VaultCall } from '../../srv/chains/chain-b/port.ts'
 import { callDigest, sha256Hex, signDigest, type VaultKey } from '../../srv/chains/chain-b/vault.ts'
-import { DEFAULT_PARAMETERS, type Ledger, signBody } from './ledger.ts'
+import { type Ledger, signBody } from './ledger.ts'
 import { LedgerRejection, type RegularBody, type Utxo } from './types.ts'
 
 /**
@@ -79,7 +79,7 @@ export class ActivityGenerator {
       case 'system': {
         const poor = [...ledger.accounts, ledger.activitySponsor].find(key => ledger.availableDust(key.publicKey) < LOW_DUST)
         if (poor) return ledger.grantDust(poor.publicKey, 10n ** 20n).hash
-        ledger.submitSystem({ type: 'parameters', parameters: DEFAULT_PARAMETERS, nonce: this.nonce() })
+        ledger.submitSystem({ type: 'parameters', parameters: ledger.parameters, nonce: this.nonce() })
         return ledger.mempool.length ? sha256Hex(JSON.stringify(ledger.mempool.at(-1))) : ''
       }
     }

@@ -91,7 +91,7 @@ class Views {
       protocolVersion: PROTOCOL_VERSION,
       timestamp: block.timestamp,
       author: block.author,
-      ledgerParameters: hex(block.parameters),
+      ledgerParameters: block.parameters.serialized,
       parent: () => (block.parentHash ? this.block(this.ledger.blockAt(block.height - 1)!) : null),
       transactions: () => block.transactions.map(tx => this.transaction(tx)),
       systemParameters: { dParameter: { numPermissionedCandidates: this.ledger.producers.length, numRegisteredCandidates: 0 }, termsAndConditions: null },
@@ -151,7 +151,7 @@ class Views {
       __typename: action.kind,
       address: action.address,
       state: () => this.encodedStateAt(action.index),
-      zswapState: '',
+      zswapState: this.ledger.vaultZswapState,
       transaction: () => this.transaction(tx),
       unshieldedBalances: [],
     }

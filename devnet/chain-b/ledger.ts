@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import type { SponsoredCall, Submission, VaultCall } from '../../srv/chains/chain-b/port.ts'
-import type { VaultDeployment } from '../../srv/chains/chain-b/vault-codec.ts'
+import type { MidnightLedgerDefaults, VaultDeployment } from '../../srv/chains/chain-b/vault-codec.ts'
 import { emptyVaultState, identityOf, sha256Hex, signDigest, type VaultKey, vaultKeyFromSeed, type VaultState, verifyDigest } from '../../srv/chains/chain-b/vault.ts'
 import { checkCallShape, checkCallSignatures, ExecutionFailure, executeCall } from './contract.ts'
 import {
@@ -22,7 +22,8 @@ import {
  * restart replay them.
  */
 
-export const DEFAULT_PARAMETERS: LedgerParameters = { feeBase: '250000000000', feePerByte: '1000000' }
+/** DUST's smallest unit: a DUST is 10^15 specks. */
+const SPECKS_PER_DUST = 1e15
 /** NIGHT and DUST amounts of the genesis distribution (smallest units). */
 const GENESIS_NIGHT_PER_OUTPUT = 1_000_000_000n
 const GENESIS_OUTPUTS_PER_ACCOUNT = 4
@@ -36,6 +37,8 @@ interface LedgerOptions {
   seed: string
   /** The vault's deployment, made from the seed (vaultDeployment in vault-codec.ts). */
   vault: VaultDeployment
+  /** Midnight's initial ledger parameters and empty zswap state (midnightLedgerDefaults in vault-codec.ts). */
+  midnight: MidnightLedgerDefaults
   /** Seconds per epoch. */
   epochLength: number
   /** Unix seconds of the genesis block. */
@@ -77,15 +80,40 @@ function bodyDigest(body: RegularBody): Buffer {
 
 export const signBody = (body: RegularBody, payer: VaultKey): RegularBody => ({ ...body, payerSignature: signDigest(payer, bodyDigest(body)) })
 
+/** A transaction's use of each of a block's resources (picoseconds, bytes), as Midnight's ledger models it. */
+export interface ResourceCost { readTime: number; computeTime: number; blockUsage: number; bytesWritten: number; bytesChurned: number }
+
+/**
+ * What a resource cost costs (specks), by Midnight's fee formula at the parameters' prices: the
+ * block's overall price times the most used of reading, compute and block space, each as a share of
+ * the block's limit, plus the writes and churn as shares of theirs. Rounded up, as the ledger rounds.
+ */
+export function priceOf(cost: ResourceCost, parameters: LedgerParameters): bigint {
+  const { feePrices: prices, blockLimits: limits } = parameters
+  const utilization = Math.max(
+    prices.readFactor * cost.readTime / limits.readTime,
+    prices.computeFactor * cost.computeTime / limits.computeTime,
+    prices.blockUsageFactor * cost.blockUsage / limits.blockUsage,
+  )
+  const writes = prices.writeFactor * (cost.bytesWritten / limits.bytesWritten + cost.bytesChurned / limits.bytesChurned)
+  return BigInt(Math.ceil(prices.overallPrice * (utilization + writes) * SPECKS_PER_DUST))
+}
+
+/**
+ * A regular transaction's fee (specks): the price of its resource cost, where the devnet models a
+ * transaction's reading and compute as the ledger's baseline and its block space as its body's
+ * bytes, and charges no writes.
+ */
 export function feeOf(body: TxBody, parameters: LedgerParameters): bigint {
   if (body.type !== 'regular') return 0n
   const { payerSignature: _signature, ...unsigned } = body
-  return BigInt(parameters.feeBase) + BigInt(parameters.feePerByte) * BigInt(Buffer.byteLength(JSON.stringify(unsigned)))
+  const { readTime, computeTime } = parameters.baselineCost
+  return priceOf({ readTime, computeTime, blockUsage: Buffer.byteLength(JSON.stringify(unsigned)), bytesWritten: 0, bytesChurned: 0 }, parameters)
 }
 
-const emptyState = (): LedgerState => ({
+const emptyState = (parameters: LedgerParameters): LedgerState => ({
   utxos: new Map(), spentBy: new Map(), dust: new Map(), vault: emptyVaultState(), deployed: false,
-  zswapSize: 0, zswapRoot: '00'.repeat(32), zswapEvents: 0, nextTxId: 0, parameters: DEFAULT_PARAMETERS,
+  zswapSize: 0, zswapRoot: '00'.repeat(32), zswapEvents: 0, nextTxId: 0, parameters,
 })
 
 export class Ledger extends EventEmitter {
@@ -94,6 +122,10 @@ export class Ledger extends EventEmitter {
   readonly genesisTimestamp: number
   readonly vaultAddress: string
   private readonly vault: VaultDeployment
+  /** Midnight's initial parameters, the genesis block's. */
+  readonly initialParameters: LedgerParameters
+  /** The vault's zswap state: it holds no coin (the devnet's shielded outputs are commitments of its own, not Midnight coins). */
+  readonly vaultZswapState: string
   readonly producers: VaultKey[]
   /** The activity generator's accounts (unshielded NIGHT and DUST at genesis), its attester and sponsor. */
   readonly accounts: VaultKey[]
@@ -101,7 +133,7 @@ export class Ledger extends EventEmitter {
   readonly activitySponsor: VaultKey
   blocks: Block[] = []
   mempool: TxBody[] = []
-  private state: LedgerState = emptyState()
+  private state: LedgerState
   private txsByHash = new Map<string, TxRecord[]>()
   private txsByIdentifier = new Map<string, TxRecord[]>()
   private txsById = new Map<number, TxRecord>()
@@ -118,6 +150,9 @@ export class Ledger extends EventEmitter {
     this.genesisTimestamp = options.genesisTimestamp
     this.vault = options.vault
     this.vaultAddress = options.vault.address
+    this.initialParameters = options.midnight.parameters
+    this.vaultZswapState = options.midnight.emptyZswapState
+    this.state = emptyState(this.initialParameters)
     this.producers = Array.from({ length: PRODUCERS }, (_, i) => keyFrom(options.seed, `producer:${i}`))
     this.accounts = Array.from({ length: ACCOUNTS }, (_, i) => keyFrom(options.seed, `account:${i}`))
     this.activityAttester = keyFrom(options.seed, 'activity-attester')
@@ -130,7 +165,7 @@ export class Ledger extends EventEmitter {
       Array.from({ length: GENESIS_OUTPUTS_PER_ACCOUNT }, () => ({ owner: account.id, tokenType: NIGHT, value: String(GENESIS_NIGHT_PER_OUTPUT) })))
     const grants = [...this.accounts, this.activitySponsor].map((key, i): SystemBody => ({ type: 'dust-grant', publicKey: key.publicKey, amount: String(GENESIS_DUST), nonce: `genesis:${i}` }))
     return [
-      { type: 'parameters', parameters: DEFAULT_PARAMETERS, nonce: 'genesis' },
+      { type: 'parameters', parameters: this.initialParameters, nonce: 'genesis' },
       { type: 'deploy', ...this.vault },
       { type: 'mint', outputs, nonce: 'genesis' },
       ...grants,
@@ -302,7 +337,7 @@ export class Ledger extends EventEmitter {
   /** Rebuilds the chain from stored blocks (a restart, a reorg); each must come out with its hash. */
   replay(blocks: StoredBlock[]) {
     this.blocks = []
-    this.state = emptyState()
+    this.state = emptyState(this.initialParameters)
     this.txsByHash.clear()
     this.txsByIdentifier.clear()
     this.txsById.clear()

@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DevnetStateError, readStateFile, shown, writeAtomically } from '../shared/state.ts'
-import { vaultDeployment } from '../../srv/chains/chain-b/vault-codec.ts'
+import { midnightLedgerDefaults, vaultDeployment } from '../../srv/chains/chain-b/vault-codec.ts'
 import { Ledger } from './ledger.ts'
 import type { Block, StoredBlock, TxBody } from './types.ts'
 
@@ -13,8 +13,8 @@ import type { Block, StoredBlock, TxBody } from './types.ts'
  * replayed and each must come out with its saved hash.
  */
 
-/** 3: the vault deployed by a Midnight transaction (2 deployed it by a system transaction). */
-const STATE_FORMAT = 3
+/** 4: Midnight's ledger parameters and fee formula (3: the devnet's own; 2: the vault deployed by a system transaction). */
+const STATE_FORMAT = 4
 const GENESIS_FILE = 'genesis.json'
 const BLOCKS_FILE = 'blocks.ndjson'
 const MEMPOOL_FILE = 'mempool.json'
@@ -38,14 +38,14 @@ export interface OpenedChain {
 /** A new chain in memory, or the chain of the state folder (a new one there when it has none). */
 export async function openChain(options: { seed: string; epochLength: number }, stateDir: string | undefined): Promise<OpenedChain> {
   if (!stateDir) {
-    const ledger = new Ledger({ ...options, genesisTimestamp: Math.floor(Date.now() / 1000), vault: await vaultDeployment(options.seed) })
+    const ledger = new Ledger({ ...options, genesisTimestamp: Math.floor(Date.now() / 1000), vault: await vaultDeployment(options.seed), midnight: await midnightLedgerDefaults() })
     ledger.createGenesis()
     return { ledger, stateDir: undefined, resumed: false, close() {} }
   }
   mkdirSync(stateDir, { recursive: true })
   const saved = readGenesis(stateDir)
   const genesis = saved ?? { format: STATE_FORMAT, ...options, genesisTimestamp: Math.floor(Date.now() / 1000), createdAt: new Date().toISOString() }
-  const ledger = new Ledger({ ...genesis, vault: await vaultDeployment(genesis.seed) })
+  const ledger = new Ledger({ ...genesis, vault: await vaultDeployment(genesis.seed), midnight: await midnightLedgerDefaults() })
   if (saved) resume(ledger, stateDir)
   else {
     writeAtomically(join(stateDir, GENESIS_FILE), JSON.stringify(genesis, null, 2) + '\n')

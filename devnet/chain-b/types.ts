@@ -1,3 +1,4 @@
+import type { MidnightParameters } from '../../srv/chains/chain-b/midnight-parameters.ts'
 import type { SponsoredCall, TransactionResultStatus } from '../../srv/chains/chain-b/port.ts'
 
 /** The chain-B devnet's own records: what a block and a transaction hold, and how they are kept. */
@@ -64,11 +65,8 @@ export type SystemBody =
 
 export type TxBody = RegularBody | DeployBody | SystemBody
 
-export interface LedgerParameters {
-  /** The fee of a transaction: base plus per byte of its body, in DUST's smallest unit. */
-  feeBase: string
-  feePerByte: string
-}
+/** Midnight's ledger parameters: served serialized, and the prices the devnet's fees are computed with (feeOf in ledger.ts). */
+export type LedgerParameters = MidnightParameters
 
 export interface Utxo extends OutputSpec, OutputRef {
   /** Unix seconds of the block that created it. */

@@ -2,9 +2,10 @@ import { Worker } from 'node:worker_threads'
 import { LRUCache } from 'lru-cache'
 import { appFile } from '../../lib/app-files.ts'
 import type { VaultState } from './vault.ts'
+import type { MidnightLedgerDefaults } from './midnight-parameters.ts'
 import type { VaultDeployment } from './vault-contract-state.ts'
 
-export type { VaultDeployment }
+export type { MidnightLedgerDefaults, VaultDeployment }
 
 /**
  * The vault's state to and from Midnight's serialized `ContractState` (vault-contract-state.ts),
@@ -43,6 +44,11 @@ const deployments = new Map<string, Promise<VaultDeployment>>()
 /** The vault's deployment on a devnet made from this seed (the same every time: see vault-contract-state.ts). */
 export const vaultDeployment = (seed: string): Promise<VaultDeployment> => shared(deployments, seed, () => run<VaultDeployment>({ deploy: seed }))
 
+const defaults = new Map<string, Promise<MidnightLedgerDefaults>>()
+
+/** Midnight's initial ledger parameters and an empty zswap state, as a devnet's genesis takes them (midnight-parameters.ts). */
+export const midnightLedgerDefaults = (): Promise<MidnightLedgerDefaults> => shared(defaults, 'initial', () => run<MidnightLedgerDefaults>({ defaults: true }))
+
 /** The answer kept for a key, or the one being made: made once, and forgotten if it fails. */
 interface Kept<Value> { get(key: string): Promise<Value> | undefined; set(key: string, value: Promise<Value>): unknown; delete(key: string): unknown }
 
@@ -62,7 +68,7 @@ export async function stopVaultCodec(): Promise<void> {
   if (thread) await thread.terminate()
 }
 
-function run<Result>(task: { encode: VaultState } | { decode: string } | { deploy: string }): Promise<Result> {
+function run<Result>(task: { encode: VaultState } | { decode: string } | { deploy: string } | { defaults: true }): Promise<Result> {
   return new Promise<Result>((resolve, reject) => {
     const id = ++nextId
     pending.set(id, { resolve: resolve as (result: never) => void, reject })

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Ledger } from '../../../devnet/chain-b/ledger.ts'
 import type { SponsoredCall, VaultCall } from '../../../srv/chains/chain-b/port.ts'
-import { vaultDeployment, type VaultDeployment } from '../../../srv/chains/chain-b/vault-codec.ts'
+import { midnightLedgerDefaults, vaultDeployment, type MidnightLedgerDefaults, type VaultDeployment } from '../../../srv/chains/chain-b/vault-codec.ts'
 import { callDigest, sha256Hex, signDigest, vaultKeyFromSeed, type VaultKey } from '../../../srv/chains/chain-b/vault.ts'
 
 /** Shared helpers of the chain-B devnet suites: keys, signed calls, a fresh ledger with a funded sponsor. */
@@ -17,15 +17,17 @@ export function signedCall(ledger: Ledger, call: VaultCall, attester: VaultKey, 
 
 /** The vault's deployment of the suites' ledgers, made once per file before its tests (it takes the ledger's WebAssembly). */
 let deployment: VaultDeployment | undefined
+let midnight: MidnightLedgerDefaults | undefined
 beforeAll(async () => {
   deployment = await vaultDeployment(LEDGER_SEED)
+  midnight = await midnightLedgerDefaults()
 })
 
 const LEDGER_SEED = 'ledger-test'
 
 export function newLedger(): { ledger: Ledger; sponsor: VaultKey } {
-  if (!deployment) throw new Error('newLedger() is for tests: the vault deployment is made before them')
-  const ledger = new Ledger({ seed: LEDGER_SEED, epochLength: 60, genesisTimestamp: 1_700_000_000, vault: deployment })
+  if (!deployment || !midnight) throw new Error('newLedger() is for tests: the vault deployment and the ledger defaults are made before them')
+  const ledger = new Ledger({ seed: LEDGER_SEED, epochLength: 60, genesisTimestamp: 1_700_000_000, vault: deployment, midnight })
   ledger.createGenesis()
   const sponsor = key('sponsor')
   ledger.grantDust(sponsor.publicKey, 10n ** 18n)

@@ -1,4 +1,7 @@
-import { signBody, feeOf } from '../../../devnet/chain-b/ledger.ts'
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { feeOf, priceOf, type ResourceCost, signBody } from '../../../devnet/chain-b/ledger.ts'
 import { NIGHT, type RegularBody } from '../../../devnet/chain-b/types.ts'
 import { identityOf } from '../../../srv/chains/chain-b/vault.ts'
 import { vaultDeployment } from '../../../srv/chains/chain-b/vault-codec.ts'
@@ -181,6 +184,35 @@ describe('shielded transfers', () => {
 })
 
 describe('fees', () => {
+  it("are Midnight's: the genesis block sets Midnight's initial parameters, and their price of a real transaction's cost is the ledger's fee", async () => {
+    const { ledger } = newLedger()
+    // The vault's deployment is a real Midnight transaction: Midnight's ledger computes its cost and fee.
+    const deployment = await vaultDeployment('ledger-test')
+    const { stdout } = await promisify(execFile)(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(__dirname, 'midnight-fees.ts'), deployment.transaction], { timeout: 60_000 })
+    const midnight = JSON.parse(stdout) as { parameters: string; cost: ResourceCost; fee: string }
+    expect(ledger.blockAt(0)!.parameters.serialized).toBe(midnight.parameters)
+    expect(ledger.parameters).toEqual(ledger.initialParameters)
+    const fee = BigInt(midnight.fee)
+    expect(fee).toBeGreaterThan(0n)
+    expect(midnight.cost.blockUsage).toBeGreaterThan(0)
+    // The ledger computes in 64-bit fixed point, the devnet in doubles: equal to a few parts in 10^12.
+    expect(Number(priceOf(midnight.cost, ledger.parameters) - fee) / Number(fee)).toBeCloseTo(0, 10)
+  }, 60_000)
+
+  it('price a transaction by its bytes, above the baseline, and charge nothing for system transactions', () => {
+    const { ledger, sponsor } = newLedger()
+    const attester = key('fee attester')
+    const small = signedCall(ledger, attest('s'), attester, sponsor)
+    const large = signedCall(ledger, { circuit: 'attest', args: { payloadHash: hash('l'), metadataHash: hash('meta:l'), note: 'x'.repeat(4000) } } as never, attester, sponsor)
+    const fee = (call: typeof small) => feeOf({ type: 'regular', nonce: call.nonce, payer: sponsor.publicKey, call }, ledger.parameters)
+    const { blockLimits, feePrices } = ledger.parameters
+    const bytes = (call: typeof small) => Buffer.byteLength(JSON.stringify({ type: 'regular', nonce: call.nonce, payer: sponsor.publicKey, call }))
+    const byBytes = (call: typeof small) => BigInt(Math.ceil(feePrices.overallPrice * feePrices.blockUsageFactor * bytes(call) / blockLimits.blockUsage * 1e15))
+    expect(fee(small)).toBe(byBytes(small))
+    expect(fee(large)).toBe(byBytes(large))
+    expect(fee(large)).toBeGreaterThan(fee(small) * 5n)
+    expect(feeOf({ type: 'dust-grant', publicKey: sponsor.publicKey, amount: '1', nonce: 'n' }, ledger.parameters)).toBe(0n)
+  })
   it('are paid in DUST by the payer and grow with the size', () => {
     const { ledger, sponsor } = newLedger()
     const before = ledger.dustBalance(sponsor.publicKey)

@@ -11,9 +11,11 @@ import { hash, key, signedCall } from './helpers.ts'
  * unchanged, in a process of its own, against the devnet's indexer API: it deserializes the
  * vault's state with Midnight's runtime, and that state is the devnet's vault state, at the tip
  * and at the deployment; its three unshielded-balance methods read the vault's (none);
- * watchForDeployTxData reads the vault's deployment, a Midnight transaction. Eight of its ten
- * methods; the other two need Midnight's call transactions, zswap state and ledger parameters,
- * which the devnet does not serve yet (docs/chain-b-encodings.md).
+ * watchForDeployTxData reads the vault's deployment, a Midnight transaction;
+ * queryZSwapAndContractState reads the vault's zswap state (no coin), its state and Midnight's
+ * ledger parameters, the ones the devnet's fees are computed with. Nine of its ten methods; the
+ * tenth, watchForTxData, needs a vault call as a Midnight transaction, which takes Midnight's proof
+ * server (docs/chain-b-encodings.md).
  */
 
 jest.setTimeout(120_000)
@@ -33,10 +35,10 @@ beforeAll(async () => {
 })
 afterAll(() => devnet?.stop())
 
-test('queryContractState (at the tip and at genesis), queryDeployContractState, watchForContractState and contractStateObservable read the vault; its unshielded balances and its deployment read', async () => {
+test('queryContractState (at the tip and at genesis), queryDeployContractState, watchForContractState, contractStateObservable and queryZSwapAndContractState read the vault; its unshielded balances and its deployment read', async () => {
   const script = join(__dirname, 'midnight-provider.ts')
   const { stdout } = await promisify(execFile)(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', script, devnet.indexerUrl, devnet.indexerWsUrl, devnet.vaultAddress], { timeout: 90_000 })
-  const { queryUnshieldedBalances, watchForUnshieldedBalances, unshieldedBalancesObservable, watchForDeployTxData, ...answers } = JSON.parse(stdout) as Record<string, { state: string; operations: string[] } | { error: string }>
+  const { queryUnshieldedBalances, watchForUnshieldedBalances, unshieldedBalancesObservable, watchForDeployTxData, queryZSwapAndContractState, ...answers } = JSON.parse(stdout) as Record<string, { state: string; operations: string[] } | { error: string }>
   // The vault's deployment: the Midnight transaction of genesis, deserialized by the provider.
   const deploy = devnet.ledger.blockAt(0)!.transactions.find(tx => tx.body.type === 'deploy')!
   expect(watchForDeployTxData).toEqual({ txId: deploy.identifiers[0], txHash: deploy.hash, identifiers: deploy.identifiers, status: 'SucceedEntirely', blockHeight: 0, transactionHash: deploy.hash })
@@ -45,6 +47,13 @@ test('queryContractState (at the tip and at genesis), queryDeployContractState, 
   const entryPoints = [...VAULT_CIRCUITS].sort()
   const tip = devnet.ledger.vaultState
   expect(Object.keys(tip.documents)).toHaveLength(2)
+
+  // The vault's zswap state (it holds no coin), its state and the tip's parameters, deserialized by the provider.
+  const zswap = queryZSwapAndContractState as unknown as { zswapState: string; firstFree: string; contract: { state: string; operations: string[] }; ledgerParameters: string; feePrices: object } | { error: string }
+  if ('error' in zswap) throw new Error(`queryZSwapAndContractState failed: ${zswap.error}`)
+  expect(zswap).toMatchObject({ zswapState: devnet.ledger.vaultZswapState, firstFree: '0', ledgerParameters: devnet.ledger.tip.parameters.serialized, feePrices: devnet.ledger.parameters.feePrices })
+  expect(zswap.contract.operations).toEqual(entryPoints)
+  expect(await decodeVaultState(zswap.contract.state)).toEqual(tip)
 
   for (const [method, expected] of [
     ['queryContractState', tip], ['watchForContractState', tip], ['contractStateObservable', tip],

@@ -6,8 +6,9 @@ import WebSocket from 'ws'
  * A dApp's view of chain B: Midnight's own public-data provider, unchanged, run against an indexer
  * (`node test/chains/chain-b/midnight-provider.ts <query URL> <subscription URL> <contract address>`).
  * Prints, as JSON, what each of its contract methods answered: a state re-serialized with the
- * provider's runtime (hex) and its entry points, the contract's unshielded balances, its deployment
- * as the provider read it (the transaction deserialized), or the error the method threw.
+ * provider's runtime (hex) and its entry points, the contract's unshielded balances, its zswap state
+ * and ledger parameters (re-serialized), its deployment as the provider read it (the transaction
+ * deserialized), or the error the method threw.
  */
 
 const [queryUrl, subscriptionUrl, address] = process.argv.slice(2)
@@ -32,6 +33,20 @@ async function balances(method: () => Promise<unknown>) {
   }
 }
 
+type Serialized = { serialize(): Uint8Array }
+const hex = (value: Serialized) => Buffer.from(value.serialize()).toString('hex')
+
+async function zswapAndContractState() {
+  try {
+    const answer = (await provider.queryZSwapAndContractState(address)) as [Serialized & { firstFree: bigint }, State, Serialized & { feePrices: object }] | null
+    if (!answer) return null
+    const [zswap, contract, parameters] = answer
+    return { zswapState: hex(zswap), firstFree: String(zswap.firstFree), contract: seen(contract), ledgerParameters: hex(parameters), feePrices: parameters.feePrices }
+  } catch (error) {
+    return { error: String((error as Error)?.message ?? error) }
+  }
+}
+
 async function deployment() {
   try {
     const data = await provider.watchForDeployTxData(address)
@@ -51,6 +66,7 @@ void (async () => {
     queryUnshieldedBalances: await balances(() => provider.queryUnshieldedBalances(address)),
     watchForUnshieldedBalances: await balances(() => provider.watchForUnshieldedBalances(address)),
     unshieldedBalancesObservable: await balances(() => firstValueFrom(provider.unshieldedBalancesObservable(address, { type: 'latest' }))),
+    queryZSwapAndContractState: await zswapAndContractState(),
     watchForDeployTxData: await deployment(),
   }
   process.stdout.write(JSON.stringify(answers))
