@@ -13,9 +13,9 @@ import { hash, key, signedCall } from './helpers.ts'
  * and at the deployment; its three unshielded-balance methods read the vault's (none);
  * watchForDeployTxData reads the vault's deployment, a Midnight transaction;
  * queryZSwapAndContractState reads the vault's zswap state (no coin), its state and Midnight's
- * ledger parameters, the ones the devnet's fees are computed with. Nine of its ten methods; the
- * tenth, watchForTxData, needs a vault call as a Midnight transaction, which takes Midnight's proof
- * server (docs/chain-b-encodings.md).
+ * ledger parameters, the ones the devnet's fees are computed with; watchForTxData reads the
+ * deployment by its identifier. All ten methods; watchForTxData of a vault call would need the call
+ * as a Midnight transaction, which takes Midnight's proof server (docs/chain-b-encodings.md).
  */
 
 jest.setTimeout(120_000)
@@ -35,13 +35,15 @@ beforeAll(async () => {
 })
 afterAll(() => devnet?.stop())
 
-test('queryContractState (at the tip and at genesis), queryDeployContractState, watchForContractState, contractStateObservable and queryZSwapAndContractState read the vault; its unshielded balances and its deployment read', async () => {
+test('queryContractState (at the tip and at genesis), queryDeployContractState, watchForContractState, contractStateObservable and queryZSwapAndContractState read the vault; its unshielded balances read; watchForDeployTxData and watchForTxData read its deployment', async () => {
   const script = join(__dirname, 'midnight-provider.ts')
   const { stdout } = await promisify(execFile)(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', script, devnet.indexerUrl, devnet.indexerWsUrl, devnet.vaultAddress], { timeout: 90_000 })
-  const { queryUnshieldedBalances, watchForUnshieldedBalances, unshieldedBalancesObservable, watchForDeployTxData, queryZSwapAndContractState, ...answers } = JSON.parse(stdout) as Record<string, { state: string; operations: string[] } | { error: string }>
+  const { queryUnshieldedBalances, watchForUnshieldedBalances, unshieldedBalancesObservable, watchForDeployTxData, watchForTxData, queryZSwapAndContractState, ...answers } = JSON.parse(stdout) as Record<string, { state: string; operations: string[] } | { error: string }>
   // The vault's deployment: the Midnight transaction of genesis, deserialized by the provider.
   const deploy = devnet.ledger.blockAt(0)!.transactions.find(tx => tx.body.type === 'deploy')!
-  expect(watchForDeployTxData).toEqual({ txId: deploy.identifiers[0], txHash: deploy.hash, identifiers: deploy.identifiers, status: 'SucceedEntirely', blockHeight: 0, transactionHash: deploy.hash })
+  const deployment = { txId: deploy.identifiers[0], txHash: deploy.hash, identifiers: deploy.identifiers, status: 'SucceedEntirely', blockHeight: 0, transactionHash: deploy.hash, paidFees: '0' }
+  expect(watchForDeployTxData).toEqual(deployment)
+  expect(watchForTxData).toEqual(deployment)
   // The vault holds no unshielded tokens on the devnet.
   for (const balances of [queryUnshieldedBalances, watchForUnshieldedBalances, unshieldedBalancesObservable]) expect(balances).toEqual({ balances: [] })
   const entryPoints = [...VAULT_CIRCUITS].sort()

@@ -47,10 +47,12 @@ async function zswapAndContractState() {
   }
 }
 
-async function deployment() {
+type TxData = Awaited<ReturnType<typeof provider.watchForTxData>>
+const txSeen = (data: TxData) => ({ txId: data.txId, txHash: data.txHash, identifiers: data.identifiers, status: data.status, blockHeight: data.blockHeight, transactionHash: data.tx.transactionHash(), paidFees: String(data.fees.paidFees) })
+
+async function transaction(read: () => Promise<TxData>) {
   try {
-    const data = await provider.watchForDeployTxData(address)
-    return { txId: data.txId, txHash: data.txHash, identifiers: data.identifiers, status: data.status, blockHeight: data.blockHeight, transactionHash: data.tx.transactionHash() }
+    return txSeen(await read())
   } catch (error) {
     return { error: String((error as Error)?.message ?? error) }
   }
@@ -67,7 +69,9 @@ void (async () => {
     watchForUnshieldedBalances: await balances(() => provider.watchForUnshieldedBalances(address)),
     unshieldedBalancesObservable: await balances(() => firstValueFrom(provider.unshieldedBalancesObservable(address, { type: 'latest' }))),
     queryZSwapAndContractState: await zswapAndContractState(),
-    watchForDeployTxData: await deployment(),
+    watchForDeployTxData: await transaction(() => provider.watchForDeployTxData(address)),
+    // A dApp that deployed a contract waits for its transaction by the identifier it holds.
+    watchForTxData: await transaction(async () => provider.watchForTxData((await provider.watchForDeployTxData(address)).identifiers[0])),
   }
   process.stdout.write(JSON.stringify(answers))
   process.exit(0)
