@@ -2,7 +2,8 @@
  * Chain-B index: what the chain-B follower (srv/chainb-indexer) has read from the upstream indexer,
  * block by block from genesis to the tip, rolled back and read again on a reorg. Owned by the
  * indexer service; the chain-B service reads it. Fees and values are Decimal(38,0) (JSON strings
- * in OData); hashes and addresses lowercase hex; times are timestamps (UTC).
+ * in OData); hashes and contract addresses lowercase hex, unshielded addresses Bech32m as the
+ * indexer gives them (`mn_addr_preprod1…`); times are timestamps (UTC).
  */
 using { common } from './common';
 
@@ -10,6 +11,8 @@ namespace chainb;
 
 type Hex64  : String(64);
 type HexLong : String(512);
+/** Bech32m `mn_addr_<network>1…` of a 32-byte address: 67 characters and the network id's. */
+type UnshieldedAddress : String(120);
 type Amount : Decimal(38, 0);
 
 @assert.unique: { height: [height] }
@@ -79,7 +82,7 @@ entity ContractActions {
 entity UnshieldedUtxos {
   key intentHash           : Hex64;
   key outputIndex          : Integer;
-      owner                : Hex64;
+      owner                : UnshieldedAddress;
       tokenType            : Hex64;
       value                : Amount;
       createdAtTransaction : Association to Transactions;

@@ -4,6 +4,7 @@ import { resolve } from 'node:path'
 import { buildSchema, type GraphQLSchema } from 'graphql'
 import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
+import { unshieldedAddress } from '../../srv/chains/chain-b/unshielded-address.ts'
 import { encodeVaultState } from '../../srv/chains/chain-b/vault-codec.ts'
 import type { Ledger } from './ledger.ts'
 import { PROTOCOL_VERSION, type Block, type ContractActionRecord, type TxRecord, type Utxo } from './types.ts'
@@ -167,7 +168,7 @@ class Views {
 
   utxo(utxo: Utxo): Record<string, unknown> {
     return {
-      owner: utxo.owner,
+      owner: unshieldedAddress(utxo.owner),
       tokenType: utxo.tokenType,
       value: utxo.value,
       intentHash: utxo.intentHash,

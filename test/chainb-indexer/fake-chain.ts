@@ -1,13 +1,17 @@
 import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import type { ChainBBlock, ChainBPort, ChainBTransaction, ChainBUtxo } from '../../srv/chains/chain-b/port.ts'
 import { ApiError } from '../../srv/lib/errors.ts'
 
 /**
  * A chain-B port over an in-memory chain, for the follower's unit tests only: blocks on request,
- * reorgs that replace blocks above a height, and an upstream that can be down.
+ * reorgs that replace blocks above a height, and an upstream that can be down. Outputs are owned by
+ * unshielded addresses recorded on Midnight's public networks (Bech32m, longer than a hash).
  */
 
 const hash = (...parts: unknown[]) => createHash('sha256').update(parts.map(String).join('|')).digest('hex')
+export const PUBLIC_ADDRESSES = (JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'chain-b', 'public-unshielded-addresses.json'), 'utf8')) as { addresses: string[] }).addresses
 
 export interface FakeTx { spends?: ChainBUtxo[]; outputs?: number; shielded?: boolean; call?: boolean }
 
@@ -50,7 +54,7 @@ export class FakeChain implements ChainBPort {
   private transaction(blockHash: string, index: number, tx: FakeTx): ChainBTransaction {
     const txHash = hash('tx', blockHash, index)
     const outputs: ChainBUtxo[] = Array.from({ length: tx.outputs ?? 1 }, (_, outputIndex) => ({
-      owner: hash('owner', outputIndex), tokenType: '0'.repeat(64), value: String(1_000_000n * BigInt(outputIndex + 1)), intentHash: hash('intent', txHash), outputIndex,
+      owner: PUBLIC_ADDRESSES[outputIndex % PUBLIC_ADDRESSES.length], tokenType: '0'.repeat(64), value: String(1_000_000n * BigInt(outputIndex + 1)), intentHash: hash('intent', txHash), outputIndex,
     }))
     return {
       kind: 'RegularTransaction', id: this.nextTxId++, hash: txHash, protocolVersion: 1, identifiers: [hash('id', txHash)],

@@ -1,7 +1,7 @@
 import cds from '@sap/cds'
 import { Blocks, ContractActions, ReorgLog, SyncState, TransactionSegments, Transactions, UnshieldedUtxos } from '#cds-models/chainb'
 import { Follower } from '../../srv/chainb-indexer/follower.ts'
-import { FakeChain } from './fake-chain.ts'
+import { FakeChain, PUBLIC_ADDRESSES } from './fake-chain.ts'
 
 // The follower against an in-memory chain: batches, reorgs, leases, an upstream that is down.
 process.env.CHAIN_B_CRAWLER_ENABLED = 'false'
@@ -40,7 +40,10 @@ test('indexes from genesis to the tip in batches, transactions and their parts w
   expect(txs[0]).toMatchObject({ transactionType: 'regular', status: 'SUCCESS', paidFees: '1000', identifier: chain.blocks[1].transactions[0].identifiers[0] })
   expect(await SELECT.from(TransactionSegments)).toHaveLength(9)
   expect(await SELECT.from(ContractActions)).toEqual([expect.objectContaining({ transaction_hash: chain.blocks[5].transactions[0].hash, actionType: 'ContractCall', entryPoint: 'anchor', blockHeight: chain.blocks[5].height })])
-  expect(await SELECT.from(UnshieldedUtxos)).toHaveLength(18)
+  // Their owners as the public indexer gives them: Bech32m addresses, kept as given.
+  const utxos = await SELECT.from(UnshieldedUtxos).columns('owner') as { owner: string }[]
+  expect(utxos).toHaveLength(18)
+  expect(new Set(utxos.map(utxo => utxo.owner))).toEqual(new Set(PUBLIC_ADDRESSES.slice(0, 2)))
   expect((await indexedBlocks()).filter(block => block.finalized).map(block => block.height)).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
 })
 

@@ -61,6 +61,7 @@ export interface ChainBTransaction {
 }
 
 export interface ChainBUtxo {
+  /** The owner's unshielded address, Bech32m as the indexer gives it (`mn_addr_preprod1…`). */
   owner: string
   tokenType: string
   value: string

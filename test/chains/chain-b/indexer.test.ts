@@ -6,6 +6,7 @@ import { ChainBDevnet } from '../../../devnet/chain-b/index.ts'
 import { IndexerClient } from '../../../srv/chains/chain-b/indexer-client.ts'
 import { ADAPTER_DOCUMENTS } from '../../../srv/chains/chain-b/indexer-queries.ts'
 import type { ChainBBlock } from '../../../srv/chains/chain-b/port.ts'
+import { parseUnshieldedAddress } from '../../../srv/chains/chain-b/unshielded-address.ts'
 import { decodeVaultState } from '../../../srv/chains/chain-b/vault-codec.ts'
 import { waitFor } from '../../support/chain-b.ts'
 import { hash, key, signedCall } from './helpers.ts'
@@ -86,6 +87,12 @@ describe('the adapter reads', () => {
     const transfer = regular.find(tx => tx.unshieldedSpentOutputs.length && tx.result!.status === 'SUCCESS')!
     const spent = transfer.unshieldedSpentOutputs.reduce((sum, u) => sum + BigInt(u.value), 0n)
     expect(transfer.unshieldedCreatedOutputs.reduce((sum, u) => sum + BigInt(u.value), 0n)).toBe(spent)
+    // Owners are Midnight's unshielded addresses of the devnet's network, of the accounts' ids.
+    const accounts = new Set(devnet.ledger.accounts.map(account => account.id))
+    for (const utxo of [...transfer.unshieldedSpentOutputs, ...transfer.unshieldedCreatedOutputs]) {
+      expect(utxo.owner).toMatch(/^mn_addr_undeployed1[02-9ac-hj-np-z]{58}$/)
+      expect(accounts.has(parseUnshieldedAddress(utxo.owner)!.id)).toBe(true)
+    }
     const shielded = regular.find(tx => tx.zswapLedgerEvents > 0)!
     expect(shielded.endIndex! - shielded.startIndex!).toBe(shielded.zswapLedgerEvents)
     expect(BigInt(shielded.fees!.paidFees)).toBeGreaterThan(0n)
