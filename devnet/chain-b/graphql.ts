@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { unshieldedAddress } from '../../srv/chains/chain-b/unshielded-address.ts'
 import { encodeVaultState } from '../../srv/chains/chain-b/vault-codec.ts'
+import { withIndexerInt } from './indexer-int.ts'
 import type { Ledger } from './ledger.ts'
 import { PROTOCOL_VERSION, type Block, type ContractActionRecord, type TxRecord, type Utxo } from './types.ts'
 
@@ -19,7 +20,7 @@ import { PROTOCOL_VERSION, type Block, type ContractActionRecord, type TxRecord,
 /** The schema file, in the project (the devnet runs from the project's folder, embedded or standalone). */
 const indexerSchemaFile = () => resolve(cds.root, 'srv/chains/chain-b/indexer-schema.graphql')
 let schema: GraphQLSchema | undefined
-export const indexerSchema = () => (schema ??= buildSchema(readFileSync(indexerSchemaFile(), 'utf8')))
+export const indexerSchema = () => (schema ??= withIndexerInt(buildSchema(readFileSync(indexerSchemaFile(), 'utf8'))))
 
 type BlockOffset = { hash?: string | null; height?: number | null }
 type TransactionOffset = { hash?: string | null; identifier?: string | null }
@@ -90,7 +91,8 @@ class Views {
       hash: block.hash,
       height: block.height,
       protocolVersion: PROTOCOL_VERSION,
-      timestamp: block.timestamp,
+      // Unix milliseconds, as the public indexer gives a block's time (the node's); the ledger keeps seconds.
+      timestamp: block.timestamp * 1000,
       author: block.author,
       ledgerParameters: block.parameters.serialized,
       parent: () => (block.parentHash ? this.block(this.ledger.blockAt(block.height - 1)!) : null),

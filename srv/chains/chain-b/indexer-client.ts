@@ -50,7 +50,7 @@ export class IndexerClient implements ChainBPort {
 
   async transactions(offset: TransactionOffset): Promise<(ChainBTransaction & { blockHeight: number; blockHash: string; blockTimestamp: number })[]> {
     const data = await this.query<{ transactions: WireTransaction[] }>(TRANSACTIONS_QUERY, { offset })
-    return data.transactions.map(tx => ({ ...toTransaction(tx), blockHeight: tx.block!.height, blockHash: tx.block!.hash, blockTimestamp: tx.block!.timestamp }))
+    return data.transactions.map(tx => ({ ...toTransaction(tx), blockHeight: tx.block!.height, blockHash: tx.block!.hash, blockTimestamp: secondsOf(tx.block!.timestamp) }))
   }
 
   async contractAction(address: string, offset?: { blockOffset: BlockOffset } | { transactionOffset: TransactionOffset }): Promise<(ChainBContractAction & { state: string }) | null> {
@@ -218,11 +218,14 @@ function toTransaction(tx: WireTransaction): ChainBTransaction {
   }
 }
 
+/** A block's time on the indexer is the node's, in Unix milliseconds; the port speaks seconds. */
+const secondsOf = (milliseconds: number) => Math.floor(milliseconds / 1000)
+
 const toBlock = (block: WireBlock): ChainBBlock => ({
   hash: block.hash,
   height: block.height,
   protocolVersion: block.protocolVersion,
-  timestamp: block.timestamp,
+  timestamp: secondsOf(block.timestamp),
   author: block.author,
   parentHash: block.parent?.hash ?? null,
   transactions: block.transactions.map(toTransaction),

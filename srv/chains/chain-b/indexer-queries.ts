@@ -83,12 +83,14 @@ export interface WireTransaction {
   zswapMerkleTreeRoot?: string
   zswapStartIndex?: number
   zswapEndIndex?: number
+  /** `timestamp` in Unix milliseconds, as for a block. */
   block?: { height: number; hash: string; timestamp: number }
 }
 export interface WireBlock {
   hash: string
   height: number
   protocolVersion: number
+  /** Unix milliseconds: the node's block time, which the indexer gives as it is. */
   timestamp: number
   author: string | null
   parent: { hash: string } | null

@@ -64,7 +64,10 @@ describe('the schema', () => {
 describe('the adapter reads', () => {
   it('the tip and blocks by height and by hash', async () => {
     const tip = await client.tip()
-    expect(tip).toMatchObject({ height: devnet.ledger.tip.height, hash: devnet.ledger.tip.hash, protocolVersion: 8000 })
+    expect(tip).toMatchObject({ height: devnet.ledger.tip.height, hash: devnet.ledger.tip.hash, protocolVersion: 8000, timestamp: devnet.ledger.tip.timestamp })
+    // On the wire a block's time is Unix milliseconds, as on the public indexer (beyond GraphQL's 32-bit Int).
+    const { block } = await client.query<{ block: { timestamp: number } }>('{ block { timestamp } }', {})
+    expect(block.timestamp).toBe(devnet.ledger.tip.timestamp * 1000)
     expect(devnet.ledger.producers.map(p => p.publicKey)).toContain(tip.author)
     expect(await client.block({ hash: tip.hash })).toEqual(tip)
     const genesis = await client.block({ height: 0 })
