@@ -49,6 +49,8 @@ const DATABASE_FREE = [
   'chains/chain-b/vault.test.ts',
   'chains/chain-b/vault-codec.test.ts',
   'chains/chain-b/midnight-provider.test.ts',
+  'chains/chain-b/public-shapes.test.ts',
+  'chains/chain-b/unshielded-address.test.ts',
   'devnet/',
   'fuzz/harness.test.ts',
   'gateway/lane-secret.test.ts',
