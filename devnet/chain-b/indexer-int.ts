@@ -1,6 +1,6 @@
 import {
-  GraphQLEnumType, GraphQLInputObjectType, GraphQLInt, GraphQLInterfaceType, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType,
-  GraphQLSchema, GraphQLUnionType, isEnumType, isInputObjectType, isInterfaceType, isIntrospectionType, isListType, isNonNullType, isObjectType,
+  GraphQLInputObjectType, GraphQLInt, GraphQLInterfaceType, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType,
+  GraphQLSchema, GraphQLUnionType, isInputObjectType, isInterfaceType, isIntrospectionType, isListType, isNonNullType, isObjectType,
   isSpecifiedScalarType, isUnionType, type GraphQLNamedType, type GraphQLType,
 } from 'graphql'
 
@@ -45,8 +45,7 @@ export function withIndexerInt(schema: GraphQLSchema): GraphQLSchema {
     } else if (isInputObjectType(type)) {
       const config = type.toConfig()
       mapped.set(type.name, new GraphQLInputObjectType({ ...config, fields: () => withArgs(config.fields) }))
-    } else if (isEnumType(type)) mapped.set(type.name, new GraphQLEnumType(type.toConfig()))
-    else mapped.set(type.name, type)
+    } else mapped.set(type.name, type)
   }
   const config = schema.toConfig()
   const root = (type: GraphQLObjectType | null | undefined) => (type ? (named(type) as GraphQLObjectType) : undefined)
@@ -54,6 +53,5 @@ export function withIndexerInt(schema: GraphQLSchema): GraphQLSchema {
     ...config,
     query: root(config.query), mutation: root(config.mutation), subscription: root(config.subscription),
     types: [...mapped.values()],
-    directives: config.directives.map(directive => directive),
   })
 }
