@@ -29,13 +29,14 @@ export interface MidnightLedgerDefaults {
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex')
 
 export function midnightLedgerDefaults(): MidnightLedgerDefaults {
-  return { parameters: readParameters(LedgerParameters.initialParameters()), emptyZswapState: hex(new ZswapChainState().serialize()) }
+  return { parameters: midnightParametersOf(LedgerParameters.initialParameters()), emptyZswapState: hex(new ZswapChainState().serialize()) }
 }
 
 /** A probe well inside every block limit: the ledger normalizes a cost by the limits, which gives them back. */
 const PROBE = { readTime: 1_000_000_000n, computeTime: 1_000_000_000n, blockUsage: 1_000n, bytesWritten: 1_000n, bytesChurned: 1_000n }
 
-function readParameters(parameters: LedgerParameters): MidnightParameters {
+/** What the devnet's fee formula reads from a set of Midnight's parameters (the initial ones, or a node's at some block). */
+export function midnightParametersOf(parameters: LedgerParameters): MidnightParameters {
   const normalized = parameters.normalizeFullness(PROBE)
   const limit = (dimension: keyof typeof PROBE) => Math.round(Number(PROBE[dimension]) / normalized[dimension])
   const { readTime, computeTime } = parameters.transactionCostModel.baselineCost

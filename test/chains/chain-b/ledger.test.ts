@@ -199,6 +199,20 @@ describe('fees', () => {
     expect(Number(priceOf(midnight.cost, ledger.parameters) - fee) / Number(fee)).toBeCloseTo(0, 10)
   }, 60_000)
 
+  it("price a Midnight node's own transactions as the node does, at the node's parameters: every cost dimension, writes included", async () => {
+    // Recorded from a Midnight node (test/fixtures/chain-b/recorded-node): transfers carrying real
+    // proofs, and the node's ledger state, whose fee prices block fullness has moved off the initial ones.
+    const recorded = join(__dirname, '../../fixtures/chain-b/recorded-node')
+    for (const transfer of ['transfer-1.raw', 'transfer-2.raw']) {
+      const { stdout } = await promisify(execFile)(process.execPath, ['--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', join(__dirname, 'midnight-fees.ts'), join(recorded, transfer), join(recorded, 'ledger-state.raw')], { timeout: 60_000 })
+      const node = JSON.parse(stdout) as { midnightParameters: Parameters<typeof priceOf>[1]; cost: ResourceCost; fee: string }
+      expect(node.midnightParameters.feePrices.overallPrice).not.toBe(10)
+      expect(node.cost.bytesWritten).toBeGreaterThan(0)
+      expect(node.cost.bytesChurned).toBeGreaterThan(0)
+      const fee = BigInt(node.fee)
+      expect(Number(priceOf(node.cost, node.midnightParameters) - fee) / Number(fee)).toBeCloseTo(0, 10)
+    }
+  }, 120_000)
   it('price a transaction by its bytes, above the baseline, and charge nothing for system transactions', () => {
     const { ledger, sponsor } = newLedger()
     const attester = key('fee attester')
