@@ -96,7 +96,8 @@ function restoreHidden(csn: Csn, hidden: Hidden) {
 // Sources to CSN: `cds.load('*')`, as the server calls it (any other call compiles as usual).
 const originalLoad = cds.load
 const load = cds.load.bind(cds)
-const COMPILER_OPTIONS = ['flavor', 'parse', 'plain', 'clean', 'files', 'sources', 'docs', 'locations', 'silent']
+// Options that shape the CSN (cwd too: the files and their locations are found from it): such a load is not kept.
+const COMPILER_OPTIONS = ['flavor', 'parse', 'plain', 'clean', 'files', 'sources', 'docs', 'locations', 'silent', 'cwd']
 const cachedLoad = async function (models: unknown, options?: Record<string, unknown>) {
   const star = models === undefined || models === '*' || (Array.isArray(models) && models.length === 1 && models[0] === '*')
   const files = star && typeof options !== 'string' && !COMPILER_OPTIONS.some(option => options?.[option] !== undefined) ? cds.resolve('*') as string[] | undefined : undefined
