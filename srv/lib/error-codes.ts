@@ -98,10 +98,11 @@ function unsupported(message: string): ApiError {
 
 /**
  * The OData adapter's URL parser itself fails on some malformed expressions (a lambda over a
- * property that is no collection, say) instead of naming them: whatever fails while it parses a
- * URL is a URL it cannot understand. Logged, so such cases can be named one day.
+ * property that is no collection, or a date compared with a number beyond JavaScript's dates, say)
+ * instead of naming them: whatever fails while it parses a URL is a URL it cannot understand.
+ * Logged, so such cases can be named one day.
  */
-const failedParsingTheUrl = (error: any) => error instanceof TypeError && /[\\/]libx[\\/]odata[\\/]parse[\\/]/.test(String(error.stack))
+const failedParsingTheUrl = (error: any) => (error instanceof TypeError || error instanceof RangeError) && /[\\/]libx[\\/]odata[\\/]parse[\\/]/.test(String(error.stack))
 
 /**
  * A read's query that the database layer's query compiler refuses (a path through an association
@@ -113,6 +114,9 @@ function refusedByTheQueryCompiler(error: any, req: any): boolean {
 }
 
 function misunderstoodUrl(error: any, req: any): ApiError {
+  if (error instanceof RangeError && /Invalid time value/.test(error.message)) {
+    return new ApiError(400, 'INVALID_VALUE', 'A date or time in the request URL is out of range: a number stands for milliseconds since 1970, at most 8640000000000000 either way')
+  }
   cds.log('server').warn(`the OData parser failed on ${String(req?.originalUrl ?? '').slice(0, 200)} (request id ${requestIdOf(req)}): ${error.message}`)
   return new ApiError(400, 'INVALID_URL', 'The request URL could not be understood; check its $filter, $orderby and $expand expressions')
 }

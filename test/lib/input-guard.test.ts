@@ -156,6 +156,8 @@ describe('query options are checked at every level of a read', () => {
     ['$apply', '$apply=groupby((epoch))', 'UNSUPPORTED_QUERY_OPTION'],
     ['$apply inside $expand (the OData adapter does not offer it)', '$expand=transactions($apply=concat(identity,identity))', 'NOT_SUPPORTED'],
     ['a lambda over a property that is no collection (the URL parser fails on it)', '$filter=hash/any(x:x/hash eq \'a\')', 'INVALID_URL'],
+    ['a time compared with a number beyond the dates there are (the URL parser fails on it)', '$filter=time%20eq%209007199254740992', 'INVALID_VALUE'],
+    ['the same below the first date', '$filter=not%20(time%20gt%20-9007199254740992)', 'INVALID_VALUE'],
   ])('%s', async (_name, query, code) => {
     const response = await GET(`/odata/v4/chaina-odata/Blocks?${query}`)
     expect(response.data.error.code).toBe(code)
