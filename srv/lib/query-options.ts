@@ -188,6 +188,8 @@ class ReadCost {
           expansion.column.limit = { ...expansion.column.limit, rows: { val: page + 1 } }
           this.paged.push({ path: expansion.path, page, name: expansion.name })
         }
+        // A to-one's $skip without $top: the database layer needs a row count with an offset, and a to-one has one row at most.
+        if (!expansion.toMany && expansion.column.limit?.offset && !expansion.column.limit.rows) expansion.column.limit = { ...expansion.column.limit, rows: { val: 1 } }
         apply(expansion.children)
       }
     }

@@ -75,3 +75,19 @@ describe('$filter, $select, $expand, $top, $skip, $count and $orderby on every e
     }
   })
 })
+
+test('$skip without $top in the $expand of a to-one navigation that expands further is read, as a to-one of at most one row (was a 500 from the database layer)', async () => {
+  const [asset] = (await GET(`${SERVICE}/UTxOAssets?$top=1&$select=txHash,outputIndex,unit`)).data.value
+  const entity = `${SERVICE}/UTxOAssets(txHash='${asset.txHash}',outputIndex=${asset.outputIndex},unit='${asset.unit}')`
+  const rowsOf = (data: any): any[] => data.value ?? [data]
+  for (const read of [(expand: string) => GET(`${entity}?$skip=0&$expand=${expand}`), (expand: string) => GET(`${SERVICE}/UTxOAssets?$top=2&$expand=${expand}`)]) {
+    const kept = await read('utxo($select=outputIndex;$expand=owner($select=address);$skip=0)')
+    expect(kept.data.error).toBeUndefined()
+    expect(kept.status).toBe(200)
+    for (const row of rowsOf(kept.data)) expect(row.utxo).toMatchObject({ outputIndex: expect.any(Number), owner: { address: expect.any(String) } })
+    const skipped = await read('utxo($select=outputIndex;$expand=owner;$skip=1)')
+    expect(skipped.data.error).toBeUndefined()
+    expect(skipped.status).toBe(200)
+    for (const row of rowsOf(skipped.data)) expect(row.utxo).toBeNull()
+  }
+})
