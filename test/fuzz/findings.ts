@@ -83,12 +83,13 @@ export class Findings {
     this.leaks = leaks(root)
   }
 
-  /** Checks an answer; false when it had problems. */
-  check(probe: Probe, answer: Answer): boolean {
+  /** Checks an answer; false when it had problems. `serverLog`: what the server wrote lately, where a 5xx finds its cause. */
+  check(probe: Probe, answer: Answer, serverLog?: () => string): boolean {
     const problems = problemsOf(probe, answer, this.leaks)
     if (problems.length) {
       const code = codeOf(answer)
-      this.add(probe, `${answer.status}${code ? ` ${code}` : ''}: ${problems.join('; ')}`, `answer: ${answerExcerpt(answer)}`)
+      const cause = answer.status >= 500 && serverLog ? serverLinesOf(answer, serverLog()) : ''
+      this.add(probe, `${answer.status}${code ? ` ${code}` : ''}: ${problems.join('; ')}`, `answer: ${answerExcerpt(answer)}${cause ? `\n     server log: ${cause}` : ''}`)
     }
     return problems.length === 0
   }
@@ -126,7 +127,8 @@ export class Findings {
       const where = [...group.where]
       const on = where.length > 1 ? `${where.length} targets (${where.slice(0, 4).join(', ')}${where.length > 4 ? ', …' : ''})` : where[0]
       lines.push(`${index + 1}. ${caseOf(group.probe)} on ${on} — ${group.title}${group.count > 1 ? ` (${group.count}×)` : ''}`)
-      const whole = group.title.startsWith('the server process exited')
+      // A crash or a 5xx is the server's fault, not the input's shape: the whole request, to replay it.
+      const whole = group.title.startsWith('the server process exited') || /^5\d\d/.test(group.title)
       lines.push(`     request: ${requestExcerpt(group.probe, whole ? 4000 : 240)}${group.probe.kinds.length ? ` [${group.probe.kinds.join(', ')}]` : ''}`)
       lines.push(`     ${group.detail}`)
     }
@@ -153,6 +155,15 @@ export function requestExcerpt(probe: Probe, max = 240): string {
     headers.length ? `headers ${headers.map(([n, v]) => `${n}: ${excerpt(v, 60)}`).join('; ')}` : '',
     probe.body !== undefined ? `body ${excerpt(probe.body, max - 40)}` : '',
   ].filter(Boolean).join(' ')
+}
+
+/** The server's error log of the answer's request id (its message and stack), when the answer names one. */
+function serverLinesOf(answer: Answer, log: string): string {
+  const requestId = /request id ([0-9a-f-]{36})/.exec(answer.body)?.[1]
+  if (!requestId) return ''
+  const lines = log.split('\n')
+  const at = lines.findIndex(line => line.includes(requestId) && !line.startsWith('{"type":"access"'))
+  return at < 0 ? '' : lines.slice(at, at + 12).join('\n       ').slice(0, 2000)
 }
 
 export const answerExcerpt = (answer: Answer) => `${answer.status} ${excerpt(answer.body, 300)}`

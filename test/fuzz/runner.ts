@@ -88,7 +88,7 @@ export class Runner {
     if (outcome.kind === 'answer') {
       this.suspects = this.suspects.filter(suspect => suspect !== probe)
       this.count(String(outcome.answer.status))
-      this.findings.check(probe, outcome.answer)
+      this.findings.check(probe, outcome.answer, () => this.target.output())
       return outcome.answer
     }
     if (outcome.kind === 'unsent') {
