@@ -27,7 +27,7 @@ import { mcpBenchmarks } from './mcp.ts'
 import { readBudgetBenchmarks } from './read-budget.ts'
 import { gatewayCostBenchmarks } from './gateway-cost.ts'
 import { cliBenchmarks } from './cli.ts'
-import { vaultStateBenchmarks } from './vault-state.ts'
+import { vaultStateBenchmarks, vaultStateUnderWritesBenchmarks } from './vault-state.ts'
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2000)
 const runs = (group: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY === group
@@ -71,7 +71,10 @@ async function main() {
   if (runs('gateway')) await gatewayBenchmarks({ seconds: Number(process.env.BENCH_SECONDS ?? 5) })
   if (runs('read-budget')) await readBudgetBenchmarks({ seconds: Number(process.env.BENCH_SECONDS ?? 5) })
   if (runs('cli')) await cliBenchmarks({ runs: Number(process.env.BENCH_CLI_RUNS ?? 5) })
-  if (runs('vault-state')) await vaultStateBenchmarks()
+  if (runs('vault-state')) {
+    await vaultStateBenchmarks()
+    await vaultStateUnderWritesBenchmarks()
+  }
   if (process.env.BENCH_ONLY === 'gateway-cost') await gatewayCostBenchmarks({ seconds: Number(process.env.BENCH_SECONDS ?? 5) })
   process.exit(0)
 }

@@ -76,6 +76,7 @@ export class FakeChain implements ChainBPort {
   }
   async transactions() { return [] }
   async contractAction() { return null }
+  async contractStateVersion() { return null }
   async currentEpoch() { return null }
   subscribeBlocks(_fromHeight: number, onBlock: (block: ChainBBlock) => void) {
     this.subscribers.add(onBlock)

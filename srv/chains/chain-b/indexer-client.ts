@@ -4,12 +4,12 @@ import { stopIfAnswered } from '../../lib/request-work.ts'
 import { observeUpstream } from '../../metrics/instruments.ts'
 import type { ChainBConfig } from './config.ts'
 import {
-  BLOCK_QUERY, BLOCKS_SUBSCRIPTION, CONTRACT_ACTION_QUERY, EPOCH_QUERY, TRANSACTIONS_QUERY,
+  BLOCK_QUERY, BLOCKS_SUBSCRIPTION, CONTRACT_ACTION_QUERY, CONTRACT_STATE_VERSION_QUERY, EPOCH_QUERY, TRANSACTIONS_QUERY,
   type WireAction, type WireBlock, type WireTransaction, type WireUtxo,
 } from './indexer-queries.ts'
 import type {
   BlockOffset, ChainBBlock, ChainBContractAction, ChainBEpoch, ChainBPort, ChainBTransaction, ChainBUtxo,
-  SponsoredCall, Submission, TransactionOffset,
+  SponsoredCall, StateVersion, Submission, TransactionOffset,
 } from './port.ts'
 
 /**
@@ -53,9 +53,15 @@ export class IndexerClient implements ChainBPort {
     return data.transactions.map(tx => ({ ...toTransaction(tx), blockHeight: tx.block!.height, blockHash: tx.block!.hash, blockTimestamp: secondsOf(tx.block!.timestamp) }))
   }
 
-  async contractAction(address: string, offset?: { blockOffset: BlockOffset } | { transactionOffset: TransactionOffset }): Promise<(ChainBContractAction & { state: string }) | null> {
+  async contractAction(address: string, offset?: { blockOffset: BlockOffset } | { transactionOffset: TransactionOffset }): Promise<(ChainBContractAction & { state: string; version: StateVersion }) | null> {
     const data = await this.query<{ contractAction: WireAction | null }>(CONTRACT_ACTION_QUERY, { address, offset: offset ?? null })
-    return data.contractAction ? { ...toAction(data.contractAction), state: data.contractAction.state ?? '' } : null
+    const action = data.contractAction
+    return action ? { ...toAction(action), state: action.state ?? '', version: versionOf(action) } : null
+  }
+
+  async contractStateVersion(address: string): Promise<StateVersion | null> {
+    const data = await this.query<{ contractAction: WireAction | null }>(CONTRACT_STATE_VERSION_QUERY, { address })
+    return data.contractAction ? versionOf(data.contractAction) : null
   }
 
   async currentEpoch(): Promise<ChainBEpoch | null> {
@@ -217,6 +223,8 @@ function toTransaction(tx: WireTransaction): ChainBTransaction {
     zswapLedgerEvents: tx.zswapLedgerEvents.length,
   }
 }
+
+const versionOf = (action: WireAction): StateVersion => ({ transactionId: action.transaction!.id, transactionHash: action.transaction!.hash })
 
 /** A block's time on the indexer is the node's, in Unix milliseconds; the port speaks seconds. */
 const secondsOf = (milliseconds: number) => Math.floor(milliseconds / 1000)

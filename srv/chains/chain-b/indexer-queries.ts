@@ -44,9 +44,13 @@ export const TRANSACTIONS_QUERY = `query ChainBTransactions($offset: Transaction
 ${[TRANSACTION_FIELDS, ACTION_FIELDS, UTXO_FIELDS].join('\n')}`
 
 export const CONTRACT_ACTION_QUERY = `query ChainBContractAction($address: HexEncoded!, $offset: ContractActionOffset) {
-  contractAction(address: $address, offset: $offset) { ...ActionFields state }
+  contractAction(address: $address, offset: $offset) { ...ActionFields state transaction { id hash } }
 }
 ${ACTION_FIELDS}`
+
+export const CONTRACT_STATE_VERSION_QUERY = `query ChainBContractStateVersion($address: HexEncoded!) {
+  contractAction(address: $address) { transaction { id hash } }
+}`
 
 export const EPOCH_QUERY = `query ChainBEpoch {
   currentEpochInfo { epochNo durationSeconds elapsedSeconds }
@@ -63,11 +67,11 @@ const CONTRACT_ACTIONS_SUBSCRIPTION = `subscription ChainBContractActions($addre
 ${ACTION_FIELDS}`
 
 /** Every document the adapter sends, by name (for the schema test). */
-export const ADAPTER_DOCUMENTS = { BLOCK_QUERY, TRANSACTIONS_QUERY, CONTRACT_ACTION_QUERY, EPOCH_QUERY, BLOCKS_SUBSCRIPTION, CONTRACT_ACTIONS_SUBSCRIPTION }
+export const ADAPTER_DOCUMENTS = { BLOCK_QUERY, TRANSACTIONS_QUERY, CONTRACT_ACTION_QUERY, CONTRACT_STATE_VERSION_QUERY, EPOCH_QUERY, BLOCKS_SUBSCRIPTION, CONTRACT_ACTIONS_SUBSCRIPTION }
 
 /** What those documents answer, as the indexer sends it. */
 export interface WireUtxo { owner: string; tokenType: string; value: string; intentHash: string; outputIndex: number }
-export interface WireAction { __typename: 'ContractDeploy' | 'ContractCall' | 'ContractUpdate'; address: string; state?: string; entryPoint?: string }
+export interface WireAction { __typename: 'ContractDeploy' | 'ContractCall' | 'ContractUpdate'; address: string; state?: string; entryPoint?: string; transaction?: { id: number; hash: string } }
 export interface WireTransaction {
   __typename: 'RegularTransaction' | 'SystemTransaction'
   id: number

@@ -118,6 +118,9 @@ export interface SponsoredCall {
   sponsorSignature: string
 }
 
+/** Which state of a contract: the indexer's id (growing along the chain) and the hash of the transaction whose action made it. */
+export interface StateVersion { transactionId: number; transactionHash: string }
+
 export interface Submission {
   /** The transaction's hash and its identifier (what `transactions(offset: {identifier})` finds). */
   hash: string
@@ -132,8 +135,10 @@ export interface ChainBPort {
   block(offset: BlockOffset): Promise<ChainBBlock | null>
   /** A transaction and the height, hash and time of its block. */
   transactions(offset: TransactionOffset): Promise<(ChainBTransaction & { blockHeight: number; blockHash: string; blockTimestamp: number })[]>
-  /** The contract's latest action (with its state), or the one at an offset. */
-  contractAction(address: string, offset?: { blockOffset: BlockOffset } | { transactionOffset: TransactionOffset }): Promise<(ChainBContractAction & { state: string }) | null>
+  /** The contract's latest action (with its state and which state it is), or the one at an offset. */
+  contractAction(address: string, offset?: { blockOffset: BlockOffset } | { transactionOffset: TransactionOffset }): Promise<(ChainBContractAction & { state: string; version: StateVersion }) | null>
+  /** Which state the contract's latest action made, without the state: a small question whether it changed. */
+  contractStateVersion(address: string): Promise<StateVersion | null>
   currentEpoch(): Promise<ChainBEpoch | null>
   /**
    * Blocks from a height on, then each new block, as the indexer's `blocks` subscription delivers

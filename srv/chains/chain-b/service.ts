@@ -4,6 +4,7 @@ import { chainBConfig, chainBEnabled, chainBSecrets, checkZkKeys, zkConfig, type
 import { IndexerClient } from './indexer-client.ts'
 import type { ChainBPort } from './port.ts'
 import { ApiError } from '../../lib/errors.ts'
+import { NewestVaultState } from './newest-vault-state.ts'
 import { decodeVaultState, vaultDeployment, VaultStateUnreadable } from './vault-codec.ts'
 import { seedBytes, vaultKeyFromSeed, type VaultKey, type VaultState } from './vault.ts'
 import { ZeroKnowledge } from './zk/index.ts'
@@ -26,6 +27,7 @@ export default class ChainBConnector extends cds.Service {
   private sponsor?: VaultKey
   /** The circuits' keys, the prover pool and the verifier. */
   zk!: ZeroKnowledge
+  private readonly vaultStates = new NewestVaultState(decodeVaultState)
 
   async init() {
     if (!this.options.vaultAddress && this.settings.network === 'devnet') this.options.vaultAddress = (await vaultDeployment(this.settings.devnetSeed)).address
@@ -61,12 +63,23 @@ export default class ChainBConnector extends cds.Service {
     return (this.adapter ??= new IndexerClient(this.settings))
   }
 
-  /** The attestation vault's current state, from the chain (503 CHAIN_B_UNAVAILABLE when it is not deployed there). */
+  /**
+   * The attestation vault's current state, from the chain (503 CHAIN_B_UNAVAILABLE when it is not
+   * deployed there). The state is fetched only when it changed since the one decoded last.
+   */
   async vaultState(): Promise<VaultState> {
     const address = this.settings.vaultAddress
-    const action = address ? await this.port.contractAction(address) : undefined
-    if (!action) throw new ApiError(503, 'CHAIN_B_UNAVAILABLE', 'the attestation vault is not deployed on chain B')
-    return decodeVaultState(action.state).catch((error: Error) => {
+    const notDeployed = () => new ApiError(503, 'CHAIN_B_UNAVAILABLE', 'the attestation vault is not deployed on chain B')
+    if (!address) throw notDeployed()
+    const version = await this.port.contractStateVersion(address)
+    if (!version) throw notDeployed()
+    let decoded = this.vaultStates.kept(version)
+    if (!decoded) {
+      const action = await this.port.contractAction(address)
+      if (!action) throw notDeployed()
+      decoded = this.vaultStates.read(action.version, action.state)
+    }
+    return decoded.catch((error: Error) => {
       if (error instanceof VaultStateUnreadable) throw new ApiError(502, 'CHAIN_B_UPSTREAM_ERROR', `the attestation vault's state on chain B cannot be read: ${error.message}`)
       throw new ApiError(503, 'CHAIN_B_UNAVAILABLE', `the attestation vault's state could not be read now (${error.message}); try again`, { retryAfter: 1 })
     })

@@ -46,9 +46,33 @@ describe('chain-b service on the embedded devnet', () => {
     const service = await chainB()
     expect(Object.keys((await service.vaultState()).documents)).toContain(sha256Hex('doc'))
     const latest = (await service.port.contractAction(service.settings.vaultAddress!))!
-    for (const state of ['ff', Buffer.from('{"documents":{}}').toString('hex')]) {
-      const read = jest.spyOn(service.port, 'contractAction').mockResolvedValueOnce({ ...latest, state })
+    for (const [i, state] of ['ff', Buffer.from('{"documents":{}}').toString('hex')].entries()) {
+      const version = { transactionId: latest.version.transactionId + 1 + i, transactionHash: sha256Hex(`unreadable ${i}`) }
+      const ask = jest.spyOn(service.port, 'contractStateVersion').mockResolvedValueOnce(version)
+      const read = jest.spyOn(service.port, 'contractAction').mockResolvedValueOnce({ ...latest, state, version })
       await expect(service.vaultState()).rejects.toMatchObject({ status: 502, code: 'CHAIN_B_UPSTREAM_ERROR', message: expect.stringMatching(/^the attestation vault's state on chain B cannot be read: /) })
+      ask.mockRestore()
+      read.mockRestore()
+    }
+  })
+
+  it("fetches the vault's state only when it changed: without a write, a read asks only which state is current", async () => {
+    const service = await chainB()
+    const read = jest.spyOn(service.port, 'contractAction')
+    try {
+      const before = await service.vaultState()
+      expect(await service.vaultState()).toBe(before)
+      expect(read).toHaveBeenCalledTimes(1)
+      const attester = service.attesterKey('user-1')
+      const sponsor = service.sponsorKey()
+      const call = { circuit: 'attest', args: { payloadHash: sha256Hex('doc 2'), metadataHash: sha256Hex('meta') } }
+      const contractAddress = service.settings.vaultAddress!
+      const digest = callDigest(contractAddress, call, 'nonce-0002')
+      await service.port.submit({ contractAddress, call, nonce: 'nonce-0002', attesterKey: attester.publicKey, signature: signDigest(attester, digest), sponsorKey: sponsor.publicKey, sponsorSignature: signDigest(sponsor, digest) })
+      produceBlocks(1)
+      expect(Object.keys((await service.vaultState()).documents)).toContain(sha256Hex('doc 2'))
+      expect(read).toHaveBeenCalledTimes(2)
+    } finally {
       read.mockRestore()
     }
   })
