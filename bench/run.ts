@@ -7,7 +7,7 @@
  *   BENCH_ROUNDS=5000 npm run bench    more samples per latency figure
  *   BENCH_SECONDS=10 npm run bench     longer throughput runs (default 5 s each)
  *   BENCH_ONLY=chain-b npm run bench   one group: chain-a, chain-a-backends, chain-b, zk, analytics, portal, mcp, gateway, read-budget, cli
- *                                      or vault-state
+ *                                      vault-state or chain-b-devnet
  *   BENCH_ONLY=gateway-cost npm run bench  what a charged call costs: statements per call, CPU self time
  *                                      per call against the gateway off (only when asked for)
  *   BENCH_ONLY=analytics npm run bench follower lag, bucket writer and analytics reads over 30 days of
@@ -19,7 +19,7 @@ import { readBenchmarks } from './read-service.ts'
 import { chainABackendBenchmarks } from './chain-a-backends.ts'
 import { gatewayBenchmarks } from './gateway.ts'
 import { transactionBenchmarks } from './transactions.ts'
-import { chainBBenchmarks } from './chain-b.ts'
+import { chainBBenchmarks, devnetSubmissionBenchmarks } from './chain-b.ts'
 import { zkBenchmarks } from './zk.ts'
 import { analyticsBenchmarks } from './analytics.ts'
 import { portalBenchmarks } from './portal.ts'
@@ -71,6 +71,7 @@ async function main() {
   if (runs('gateway')) await gatewayBenchmarks({ seconds: Number(process.env.BENCH_SECONDS ?? 5) })
   if (runs('read-budget')) await readBudgetBenchmarks({ seconds: Number(process.env.BENCH_SECONDS ?? 5) })
   if (runs('cli')) await cliBenchmarks({ runs: Number(process.env.BENCH_CLI_RUNS ?? 5) })
+  if (runs('chain-b-devnet')) await devnetSubmissionBenchmarks()
   if (runs('vault-state')) {
     await vaultStateBenchmarks()
     await vaultStateUnderWritesBenchmarks()

@@ -140,6 +140,7 @@ export class Ledger extends EventEmitter {
   private vaultActions: VaultAction[] = []
   private checkpoints = new Map<number, string>()
   private callNonces = new Map<string, TxRecord>()
+  private pendingFees = new WeakMap<LedgerParameters, WeakMap<RegularBody, bigint>>()
   private salt = 0
 
   constructor(options: LedgerOptions) {
@@ -228,9 +229,19 @@ export class Ledger extends EventEmitter {
     let balance = this.dustBalance(publicKey)
     for (const body of this.mempool) {
       if (body.type === 'dust-grant' && body.publicKey === publicKey) balance += BigInt(body.amount)
-      if (body.type === 'regular' && body.payer === publicKey) balance -= feeOf(body, this.state.parameters)
+      if (body.type === 'regular' && body.payer === publicKey) balance -= this.pendingFee(body)
     }
     return balance
+  }
+
+  /** A pending body's fee at the current parameters, priced once: every submission sums its payer's pending fees. */
+  private pendingFee(body: RegularBody): bigint {
+    const parameters = this.state.parameters
+    let fees = this.pendingFees.get(parameters)
+    if (!fees) this.pendingFees.set(parameters, (fees = new WeakMap()))
+    let fee = fees.get(body)
+    if (fee === undefined) fees.set(body, (fee = feeOf(body, parameters)))
+    return fee
   }
 
   get vaultState(): VaultState {
