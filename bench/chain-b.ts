@@ -77,34 +77,41 @@ async function drain(devnet: ChainBDevnet, call: (method: 'GET', path: string) =
 
 /**
  * The chain-B devnet's submission of a sponsored call (signatures, the sponsor's DUST against its
- * pending fees), with the mempool empty (the baseline: the first calls of a fresh ledger) and with
- * thousands of the same sponsor's calls pending (a burst before a block comes).
+ * pending fees, the mempool kept on disk when the chain is), with the mempool empty (the baseline:
+ * the first calls of a fresh ledger) and with thousands of the same sponsor's calls pending (a burst
+ * before a block comes); in memory, and with the chain kept in a state folder as `npm start` keeps it.
  */
 export async function devnetSubmissionBenchmarks({ pending = 2000, rounds = 200 } = {}) {
-  const { Ledger } = await import('../devnet/chain-b/ledger.ts')
-  const { midnightLedgerDefaults, vaultDeployment } = await import('../srv/chains/chain-b/vault-codec.ts')
+  const { mkdtempSync, rmSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const { join } = await import('node:path')
+  const { openChain } = await import('../devnet/chain-b/state.ts')
   const { callDigest, sha256Hex, signDigest, vaultKeyFromSeed } = await import('../srv/chains/chain-b/vault.ts')
   console.log(`\nthe chain-B devnet's submission of a sponsored call, against an empty mempool`)
-  const seed = 'bench'
-  const ledger = new Ledger({ seed, epochLength: 60, genesisTimestamp: Math.floor(Date.now() / 1000), vault: await vaultDeployment(seed), midnight: await midnightLedgerDefaults() })
-  ledger.createGenesis()
   const keyOf = (name: string) => vaultKeyFromSeed(Buffer.from(sha256Hex(name), 'hex'))
   const sponsor = keyOf('sponsor')
   const attester = keyOf('attester')
-  ledger.grantDust(sponsor.publicKey, 10n ** 22n)
-  ledger.produceBlock()
-  let next = 0
-  const submit = async () => {
-    const n = next++
-    const call = { circuit: 'attest', args: { payloadHash: sha256Hex(`document ${n}`), metadataHash: sha256Hex('metadata') } }
-    const nonce = `bench-nonce-${n}`
-    const digest = callDigest(ledger.vaultAddress, call, nonce)
-    ledger.submitCall({ contractAddress: ledger.vaultAddress, call, nonce, attesterKey: attester.publicKey, signature: signDigest(attester, digest), sponsorKey: sponsor.publicKey, sponsorSignature: signDigest(sponsor, digest) })
+  for (const kept of [false, true]) {
+    const stateDir = kept ? mkdtempSync(join(tmpdir(), 'bench-chain-b-')) : undefined
+    const { ledger, close } = await openChain({ seed: 'bench', epochLength: 60 }, stateDir)
+    ledger.grantDust(sponsor.publicKey, 10n ** 22n)
+    ledger.produceBlock()
+    let next = 0
+    const submit = async () => {
+      const n = next++
+      const call = { circuit: 'attest', args: { payloadHash: sha256Hex(`document ${n}`), metadataHash: sha256Hex('metadata') } }
+      const nonce = `bench-nonce-${n}`
+      const digest = callDigest(ledger.vaultAddress, call, nonce)
+      ledger.submitCall({ contractAddress: ledger.vaultAddress, call, nonce, attesterKey: attester.publicKey, signature: signDigest(attester, digest), sponsorKey: sponsor.publicKey, sponsorSignature: signDigest(sponsor, digest) })
+    }
+    const where = kept ? 'chain on disk' : 'in memory'
+    const empty = await sample(rounds, submit)
+    while (ledger.mempool.length < pending) await submit()
+    const busy = await sample(rounds, submit)
+    close()
+    if (stateDir) rmSync(stateDir, { recursive: true, force: true })
+    printLine(`submit, ${where}, mempool empty (baseline)`, empty)
+    printLine(`submit, ${where}, ${pending} of the sponsor's calls pending`, busy)
+    printRatio(`${where}: ${pending} pending against empty (1.0: no walk)`, busy, empty)
   }
-  const empty = await sample(rounds, submit)
-  while (ledger.mempool.length < pending) await submit()
-  const busy = await sample(rounds, submit)
-  printLine('submit, mempool empty (baseline)', empty)
-  printLine(`submit, ${pending} of the sponsor's calls pending`, busy)
-  printRatio(`${pending} pending against empty (1.0: no walk of the mempool's fees)`, busy, empty)
 }

@@ -297,8 +297,7 @@ export class Ledger extends EventEmitter {
   /** Submits a regular transaction (the activity generator's transfers, tests). */
   submit(body: TxBody): { hash: string; identifier: string } {
     if (body.type === 'regular') this.checkRegular(body)
-    this.mempool.push(body)
-    this.emit('mempool', this.mempool)
+    this.accept(body)
     const hash = hashOf(body)
     return { hash, identifier: identifierOf(hash) }
   }
@@ -308,15 +307,13 @@ export class Ledger extends EventEmitter {
     if (!/^[0-9a-f]{64}$/.test(publicKey ?? '')) throw new LedgerRejection(400, 'INVALID_PUBLIC_KEY', 'publicKey must be a 32-byte ed25519 public key, lowercase hex')
     if (amount <= 0n || amount > 10n ** 24n) throw new LedgerRejection(400, 'INVALID_AMOUNT', 'amount must be a positive integer of at most 10^24')
     const body: SystemBody = { type: 'dust-grant', publicKey, amount: String(amount), nonce: `${Date.now()}:${Math.random().toString(36).slice(2)}` }
-    this.mempool.push(body)
-    this.emit('mempool', this.mempool)
+    this.accept(body)
     return { hash: hashOf(body) }
   }
 
   /** Queues a system transaction (the activity generator's parameter updates). */
   submitSystem(body: SystemBody) {
-    this.mempool.push(body)
-    this.emit('mempool', this.mempool)
+    this.accept(body)
   }
 
   /** Produces the next block from the mempool. */
@@ -340,6 +337,7 @@ export class Ledger extends EventEmitter {
     this.replay(kept)
     this.mempool = [...returned, ...this.mempool]
     this.emit('reorg', height)
+    this.emit('mempool', this.mempool)
     const count = options.blocks ?? removed.length
     for (let i = 0; i < count; i++) this.produceBlock()
     return { removed: removed.length, tip: this.tip }
@@ -368,6 +366,12 @@ export class Ledger extends EventEmitter {
   }
 
   // ---- internals ----
+
+  /** Puts an accepted body into the mempool: `accepted` tells of it alone (`mempool`, of the whole mempool, follows a block or a reorg). */
+  private accept(body: TxBody) {
+    this.mempool.push(body)
+    this.emit('accepted', body)
+  }
 
   private findNonce(nonce: string): { hash: string; identifier: string } | undefined {
     const pending = this.mempool.find(body => body.type === 'regular' && body.call && body.nonce === nonce)

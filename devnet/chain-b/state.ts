@@ -9,7 +9,8 @@ import type { Block, StoredBlock, TxBody } from './types.ts'
  * The chain-B devnet's chain on disk, so a development server resumes it after a restart. A state
  * folder holds `genesis.json` (seed, epoch length, genesis time; written once), `blocks.ndjson`
  * (append-only: one line per block, its header and transaction bodies; rewritten only by a reorg)
- * and `mempool.json` (the transactions accepted but not yet in a block). At start the blocks are
+ * and `mempool.ndjson` (the transactions accepted but not yet in a block: a line appended for each
+ * one accepted, the file rewritten with what is left after each block). At start the blocks are
  * replayed and each must come out with its saved hash.
  */
 
@@ -17,7 +18,9 @@ import type { Block, StoredBlock, TxBody } from './types.ts'
 const STATE_FORMAT = 4
 const GENESIS_FILE = 'genesis.json'
 const BLOCKS_FILE = 'blocks.ndjson'
-const MEMPOOL_FILE = 'mempool.json'
+const MEMPOOL_FILE = 'mempool.ndjson'
+/** The mempool as earlier versions kept it: one JSON array, rewritten whole at every submission. Read once, then replaced. */
+const EARLIER_MEMPOOL_FILE = 'mempool.json'
 const RESET = 'run `npm run devnet -- --chain b reset` to start a new chain'
 
 interface SavedGenesis {
@@ -54,15 +57,22 @@ export async function openChain(options: { seed: string; epochLength: number }, 
   }
   const onBlock = (block: Block) => appendBlock(stateDir, block)
   const onReorg = () => writeAtomically(join(stateDir, BLOCKS_FILE), ledger.storedBlocks().map(line).join(''))
-  const onMempool = (mempool: TxBody[]) => writeAtomically(join(stateDir, MEMPOOL_FILE), JSON.stringify(mempool))
+  const onAccepted = (body: TxBody) => appendFileSync(join(stateDir, MEMPOOL_FILE), line(body))
+  const onMempool = (mempool: TxBody[]) => writeAtomically(join(stateDir, MEMPOOL_FILE), mempool.map(line).join(''))
+  if (existsSync(join(stateDir, EARLIER_MEMPOOL_FILE))) {
+    onMempool(ledger.mempool)
+    rmSync(join(stateDir, EARLIER_MEMPOOL_FILE))
+  }
   ledger.on('block', onBlock)
   ledger.on('reorg', onReorg)
+  ledger.on('accepted', onAccepted)
   ledger.on('mempool', onMempool)
   return {
     ledger, stateDir, resumed: !!saved,
     close() {
       ledger.off('block', onBlock)
       ledger.off('reorg', onReorg)
+      ledger.off('accepted', onAccepted)
       ledger.off('mempool', onMempool)
     },
   }
@@ -97,16 +107,25 @@ function resume(ledger: Ledger, dir: string) {
   } catch (error) {
     throw new DevnetStateError(`The chain-B devnet chain in ${shown(dir)} does not replay (${(error as Error).message}); ${RESET}.`)
   }
-  const mempoolFile = join(dir, MEMPOOL_FILE)
-  if (!existsSync(mempoolFile)) return
-  try {
-    ledger.mempool = JSON.parse(readFileSync(mempoolFile, 'utf8'))
-  } catch {
-    ledger.mempool = []
-  }
+  ledger.mempool = savedMempool(dir)
 }
 
-const line = (block: StoredBlock) => JSON.stringify(block) + '\n'
+/** The transactions accepted but not in a block; a line that does not read (one cut off by a crash) is left out. */
+function savedMempool(dir: string): TxBody[] {
+  const readable = (text: string): TxBody | undefined => {
+    try {
+      return JSON.parse(text)
+    } catch {
+      return undefined
+    }
+  }
+  if (existsSync(join(dir, MEMPOOL_FILE))) return readFileSync(join(dir, MEMPOOL_FILE), 'utf8').split('\n').filter(Boolean).map(readable).filter(body => body !== undefined)
+  if (!existsSync(join(dir, EARLIER_MEMPOOL_FILE))) return []
+  const earlier = readable(readFileSync(join(dir, EARLIER_MEMPOOL_FILE), 'utf8'))
+  return Array.isArray(earlier) ? earlier : []
+}
+
+const line = (entry: StoredBlock | TxBody) => JSON.stringify(entry) + '\n'
 
 function appendBlock(dir: string, block: Block) {
   appendFileSync(join(dir, BLOCKS_FILE), line({ height: block.height, timestamp: block.timestamp, salt: block.salt, hash: block.hash, bodies: block.transactions.map(tx => tx.body) }))
@@ -123,6 +142,6 @@ export function resetState(dir: string): { deleted?: { tipHeight: number; create
   } catch {
     // Deleted all the same.
   }
-  for (const file of [GENESIS_FILE, BLOCKS_FILE, MEMPOOL_FILE]) rmSync(join(dir, file), { force: true })
+  for (const file of [GENESIS_FILE, BLOCKS_FILE, MEMPOOL_FILE, EARLIER_MEMPOOL_FILE]) rmSync(join(dir, file), { force: true })
   return { deleted }
 }

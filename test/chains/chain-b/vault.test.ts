@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { signBody } from '../../../devnet/chain-b/ledger.ts'
@@ -182,5 +182,53 @@ describe('the saved chain', () => {
     expect(readGenesis(dir)!.seed).toBe('saved')
     expect(resetState(dir).deleted).toMatchObject({ tipHeight: tip.height + 1 })
     expect(readGenesis(dir)).toBeUndefined()
+  })
+
+  it('keeps the mempool as a journal: a line appended for each accepted transaction, what is left rewritten after a block; a line cut off by a crash is left out', async () => {
+    const first = await openChain({ seed: 'journal', epochLength: 60 }, dir)
+    const sponsor = key('journal sponsor')
+    const journal = join(dir, 'mempool.ndjson')
+    const lines = () => readFileSync(journal, 'utf8').split('\n').filter(Boolean)
+    first.ledger.grantDust(sponsor.publicKey, 10n ** 18n)
+    first.ledger.produceBlock()
+    expect(lines()).toEqual([])
+    const written = readFileSync(journal, 'utf8')
+    first.ledger.submitCall(signedCall(first.ledger, attest('journal 1'), alice, sponsor))
+    // Appended: what was written stays as it was.
+    expect(readFileSync(journal, 'utf8').startsWith(written)).toBe(true)
+    const pending = first.ledger.submitCall(signedCall(first.ledger, attest('journal 2'), alice, sponsor))
+    expect(lines()).toHaveLength(2)
+    first.ledger.produceBlock()
+    expect(lines()).toEqual([])
+    first.ledger.submitCall(signedCall(first.ledger, attest('journal 3'), alice, sponsor))
+    first.close()
+    appendFileSync(journal, '{"type":"regular","nonce":"cut off')
+
+    const second = await openChain({ seed: 'journal', epochLength: 60 }, dir)
+    expect(second.ledger.mempool).toHaveLength(1)
+    second.ledger.produceBlock()
+    expect(second.ledger.vaultState.documents[hash('journal 3')]).toBeDefined()
+    expect(second.ledger.transactionsByHash(pending.hash)).toHaveLength(1)
+    second.close()
+  })
+
+  it('reads a mempool that an earlier version kept whole in mempool.json, and keeps it as a journal from then on', async () => {
+    const first = await openChain({ seed: 'earlier', epochLength: 60 }, dir)
+    const sponsor = key('earlier sponsor')
+    first.ledger.grantDust(sponsor.publicKey, 10n ** 18n)
+    first.ledger.produceBlock()
+    first.ledger.submitCall(signedCall(first.ledger, attest('earlier'), alice, sponsor))
+    const mempool = first.ledger.mempool
+    first.close()
+    rmSync(join(dir, 'mempool.ndjson'))
+    writeFileSync(join(dir, 'mempool.json'), JSON.stringify(mempool))
+
+    const second = await openChain({ seed: 'earlier', epochLength: 60 }, dir)
+    expect(second.ledger.mempool).toEqual(mempool)
+    expect(existsSync(join(dir, 'mempool.json'))).toBe(false)
+    expect(readFileSync(join(dir, 'mempool.ndjson'), 'utf8').split('\n').filter(Boolean)).toHaveLength(1)
+    second.ledger.produceBlock()
+    expect(second.ledger.vaultState.documents[hash('earlier')]).toBeDefined()
+    second.close()
   })
 })
