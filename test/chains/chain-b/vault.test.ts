@@ -156,11 +156,18 @@ describe('the saved chain', () => {
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'chain-b-devnet-'))))
   afterEach(() => rmSync(dir, { recursive: true, force: true }))
 
+  /** A new chain in the folder, with a sponsor holding DUST from its first block. */
+  async function fundedChain(seed: string) {
+    const chain = await openChain({ seed, epochLength: 60 }, dir)
+    const sponsor = key(`${seed} sponsor`)
+    chain.ledger.grantDust(sponsor.publicKey, 10n ** 18n)
+    chain.ledger.produceBlock()
+    return { ...chain, sponsor }
+  }
+
   it('resumes after a restart with the same blocks, state and mempool, also after a reorg', async () => {
-    const first = await openChain({ seed: 'saved', epochLength: 60 }, dir)
-    const sponsor = key('saved sponsor')
-    first.ledger.grantDust(sponsor.publicKey, 10n ** 18n)
-    first.ledger.produceBlock()
+    const first = await fundedChain('saved')
+    const sponsor = first.sponsor
     first.ledger.submitCall(signedCall(first.ledger, attest('kept'), alice, sponsor))
     first.ledger.produceBlock()
     first.ledger.produceBlock()
@@ -185,12 +192,10 @@ describe('the saved chain', () => {
   })
 
   it('keeps the mempool as a journal: a line appended for each accepted transaction, what is left rewritten after a block; a line cut off by a crash is left out', async () => {
-    const first = await openChain({ seed: 'journal', epochLength: 60 }, dir)
-    const sponsor = key('journal sponsor')
+    const first = await fundedChain('journal')
+    const sponsor = first.sponsor
     const journal = join(dir, 'mempool.ndjson')
     const lines = () => readFileSync(journal, 'utf8').split('\n').filter(Boolean)
-    first.ledger.grantDust(sponsor.publicKey, 10n ** 18n)
-    first.ledger.produceBlock()
     expect(lines()).toEqual([])
     const written = readFileSync(journal, 'utf8')
     first.ledger.submitCall(signedCall(first.ledger, attest('journal 1'), alice, sponsor))
@@ -213,10 +218,8 @@ describe('the saved chain', () => {
   })
 
   it('reads a mempool that an earlier version kept whole in mempool.json, and keeps it as a journal from then on', async () => {
-    const first = await openChain({ seed: 'earlier', epochLength: 60 }, dir)
-    const sponsor = key('earlier sponsor')
-    first.ledger.grantDust(sponsor.publicKey, 10n ** 18n)
-    first.ledger.produceBlock()
+    const first = await fundedChain('earlier')
+    const sponsor = first.sponsor
     first.ledger.submitCall(signedCall(first.ledger, attest('earlier'), alice, sponsor))
     const mempool = first.ledger.mempool
     first.close()
